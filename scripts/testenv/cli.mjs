@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+// testenv build|up|down|restart|status [server ...]: obtains, caches and runs the real servers
+// the integration tests need, on loopback and free ports.
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { log } from './lib.mjs';
+import { dropEntry, putEntry, readState, stateFile } from './state.mjs';
+
+const serversDir = join(dirname(fileURLToPath(import.meta.url)), 'servers');
+const known = readdirSync(serversDir)
+  .filter((f) => f.endsWith('.mjs'))
+  .map((f) => f.slice(0, -4))
+  .sort();
+
+const load = (name) => import(join(serversDir, `${name}.mjs`));
+
+function usage(code) {
+  console.error(`usage: testenv <build|up|down|restart|status> [${known.join('|')}|all ...]`);
+  process.exit(code);
+}
+
+const [command, ...rest] = process.argv.slice(2);
+if (!command || command === '--help' || command === '-h') usage(command ? 0 : 2);
+const names = rest.length === 0 || rest.includes('all') ? (command === 'down' ? Object.keys(readState()) : known) : rest;
+for (const n of names) {
+  if (!known.includes(n)) {
+    console.error(`testenv: unknown server '${n}'; known: ${known.join(', ')}`);
+    process.exit(2);
+  }
+}
+
+async function main() {
+  switch (command) {
+    case 'build':
+      for (const n of names) await (await load(n)).build();
+      return;
+    case 'up':
+      for (const n of names) {
+        if (readState()[n]) {
+          log(`${n} is already up (see ${stateFile()}); 'down ${n}' first to restart it`);
+          continue;
+        }
+        const started = Date.now();
+        const entry = await (await load(n)).up();
+        putEntry(n, entry);
+        log(`${n} up in ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(summary(entry))}`);
+      }
+      return;
+    case 'restart':
+      for (const n of names) {
+        const entry = readState()[n];
+        if (!entry) throw new Error(`${n} is not up`);
+        putEntry(n, await (await load(n)).restart(entry));
+      }
+      return;
+    case 'down':
+      for (const n of [...names].reverse()) {
+        const entry = readState()[n];
+        if (!entry) continue;
+        await (await load(n)).down(entry);
+        dropEntry(n);
+        log(`${n} down`);
+      }
+      return;
+    case 'status':
+      console.log(JSON.stringify(readState(), null, 2));
+      return;
+    default:
+      usage(2);
+  }
+}
+
+function summary(entry) {
+  const { pids: _p, logs, ...rest } = entry;
+  return { ...rest, logs };
+}
+
+main().catch((err) => {
+  console.error(`testenv ${command}: ${err.message}`);
+  process.exit(1);
+});

@@ -1,0 +1,45 @@
+// The state file that `testenv up` writes and the integration tests read.
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runDir } from './lib.mjs';
+
+export function stateFile() {
+  return join(runDir(), 'state.json');
+}
+
+export function readState() {
+  const file = stateFile();
+  if (!existsSync(file)) return {};
+  return JSON.parse(readFileSync(file, 'utf8'));
+}
+
+function writeState(state) {
+  const file = stateFile();
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, JSON.stringify(state, null, 2) + '\n');
+  renameSync(tmp, file);
+}
+
+export function putEntry(name, entry) {
+  writeState({ ...readState(), [name]: entry });
+}
+
+export function dropEntry(name) {
+  const { [name]: _gone, ...rest } = readState();
+  writeState(rest);
+}
+
+/**
+ * The running server `name` for an integration test, or undefined when it is not up.
+ * Locally a missing server is skipped loudly; under CI=true it is an error, never a silent skip.
+ */
+export function testServer(name) {
+  const entry = readState()[name];
+  if (entry) return entry;
+  const how = `start it with: npm run testenv -- up ${name}`;
+  if (process.env.CI === 'true') {
+    throw new Error(`test server '${name}' is not running under CI (${stateFile()} has no entry); ${how}`);
+  }
+  console.warn(`\n*** SKIPPED: test server '${name}' is not running; ${how} ***\n`);
+  return undefined;
+}
