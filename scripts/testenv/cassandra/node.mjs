@@ -5,7 +5,7 @@
 // One profile = one cluster: makeProfile({ name, nodes, auth }) returns the build/up/down/restart
 // functions that the modules in ../servers/ export.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -128,6 +128,7 @@ function jvmArgs(node, libDir) {
     `-Dlogback.configurationFile=file://${node.logbackFile}`,
     `-Dcassandra.logdir=${node.dir}`,
     `-Dcassandra.storagedir=${node.dataDir}`,
+    `-Dcassandra.triggers_dir=${join(node.dir, 'triggers')}`,
     '-Dcassandra-foreground=yes',
     '-Dcassandra.skip_wait_for_gossip_to_settle=0',
     '-Dcassandra.unsafesystem=true',
@@ -264,12 +265,26 @@ async function nodeInfo(node, creds) {
 // ---------------------------------------------------------------------------------------------
 // processes
 
+/**
+ * Cassandra mlockall()s its whole address space at start. As root that succeeds: the full heap
+ * becomes resident at once (and faulting it in costs seconds). Dropping CAP_IPC_LOCK leaves the
+ * usual 8 MiB RLIMIT_MEMLOCK in force, so the call fails harmlessly (a warning in the log) and the
+ * node only takes the memory it uses. Non-root users are in that position already.
+ */
+function withoutMemoryLock() {
+  if (process.env.MUSTER_CASSANDRA_MLOCK === '1') return [];
+  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/setpriv')) return [];
+  return ['/usr/bin/setpriv', '--bounding-set', '-ipc_lock', '--inh-caps', '-ipc_lock', '--'];
+}
+
 async function startNode(cluster, node, libDir) {
   writeFileSync(node.configFile, cassandraYaml(cluster, node));
   writeFileSync(node.logbackFile, LOGBACK);
   writeFileSync(node.logFile, `\n===== ${new Date().toISOString()} starting ${cluster.name} ${node.id} =====\n`, { flag: 'a' });
   const started = Date.now();
-  const pid = spawnDaemon('java', jvmArgs(node, libDir), { logFile: node.logFile, cwd: node.dir });
+  mkdirSync(join(node.dir, 'triggers'), { recursive: true });
+  const [cmd, ...args] = [...withoutMemoryLock(), 'java', ...jvmArgs(node, libDir)];
+  const pid = spawnDaemon(cmd, args, { logFile: node.logFile, cwd: node.dir });
   const creds = cluster.auth ? { username: cluster.username, password: cluster.password } : {};
   let info;
   await waitFor(
