@@ -1,0 +1,73 @@
+import { SupersededError, type HeartbeatBackend, type HeartbeatRecord } from '@muster/core';
+
+interface Table {
+  records: Map<string, HeartbeatRecord>;
+  version: number;
+  listeners: Set<() => void>;
+}
+
+const tables = new Map<string, Table>();
+
+function table(scope: string): Table {
+  let t = tables.get(scope);
+  if (!t) tables.set(scope, (t = { records: new Map(), version: 0, listeners: new Set() }));
+  return t;
+}
+
+/** In-process heartbeats: every store in the same scope of one process shares one table. */
+export class StaticHeartbeatBackend implements HeartbeatBackend {
+  readonly #table: Table;
+
+  constructor(options: { scope: string }) {
+    this.#table = table(options.scope);
+  }
+
+  #changed(): void {
+    for (const listener of this.#table.listeners) listener();
+  }
+
+  async write(record: Omit<HeartbeatRecord, 'version'>): Promise<void> {
+    const old = this.#table.records.get(record.memberId);
+    if (old && old.incarnation > record.incarnation) throw new SupersededError(record.memberId, record.incarnation, old.incarnation);
+    this.#table.records.set(record.memberId, { ...record, version: String(++this.#table.version) });
+    this.#changed();
+  }
+
+  async read(memberId: string): Promise<HeartbeatRecord | undefined> {
+    return this.#table.records.get(memberId);
+  }
+
+  async list(group: string | undefined): Promise<HeartbeatRecord[]> {
+    return [...this.#table.records.values()].filter((r) => group === undefined || r.group === group);
+  }
+
+  async remove(memberId: string): Promise<void> {
+    if (this.#table.records.delete(memberId)) this.#changed();
+  }
+
+  async *views(group: string | undefined, { signal }: { signal: AbortSignal }): AsyncIterable<HeartbeatRecord[]> {
+    let wake: (() => void) | undefined;
+    let dirty = true;
+    const listener = () => {
+      dirty = true;
+      wake?.();
+    };
+    this.#table.listeners.add(listener);
+    const onAbort = () => wake?.();
+    signal.addEventListener('abort', onAbort);
+    try {
+      while (!signal.aborted) {
+        if (dirty) {
+          dirty = false;
+          yield await this.list(group);
+          continue;
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    } finally {
+      this.#table.listeners.delete(listener);
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+}

@@ -1,0 +1,60 @@
+import { createHeartbeatStore, createLock, defineAdapter, InvalidArgumentError, s, type Infer } from '@muster/core';
+import { StaticDiscovery } from './discovery.js';
+import { StaticHeartbeatBackend } from './heartbeat.js';
+import { StaticLockBackend } from './lock.js';
+import { findSelf, membersSchema, selfSchema, toEndpoints } from './members.js';
+
+const optionsSchema = s.object({
+  service: s.optional(s.string({ minLength: 1 })),
+  members: s.optional(membersSchema),
+  file: s.optional(s.string({ minLength: 1 })),
+  self: s.optional(selfSchema),
+  /** Lock and heartbeat tables are shared by every client of one scope in this process. */
+  scope: s.withDefault(s.string({ minLength: 1 }), 'default'),
+  holder: s.optional(s.string({ minLength: 1 })),
+  ttl: s.optional(s.duration({ min: 1 })),
+  maxPayloadBytes: s.withDefault(s.integer({ min: 1 }), 4096),
+});
+
+export type StaticOptions = Infer<typeof optionsSchema>;
+
+/**
+ * The embedded default: membership from the config (or a file beside it), lock and heartbeats
+ * in-process. Exact within one process, shared by nothing else: use it for one process, for tests
+ * and for demos, not for coordinating several machines.
+ */
+export default defineAdapter({
+  name: 'static',
+  options: optionsSchema,
+  discovery(options, context) {
+    if (options.members && options.file) {
+      throw new InvalidArgumentError(`${context.describe([])}: give either members or file, not both`);
+    }
+    const members = options.members ?? [];
+    const self = options.file ? undefined : findSelf(members, options.self, context.describe(['self']));
+    return new StaticDiscovery({
+      ...(options.service !== undefined ? { service: options.service } : {}),
+      members: toEndpoints(members, context.describe(['members'])),
+      ...(options.file !== undefined ? { file: options.file } : {}),
+      baseDir: context.configDir,
+      ...(self ? { self } : {}),
+    });
+  },
+  lock(options, context) {
+    return createLock(new StaticLockBackend({ scope: options.scope, holder: options.holder, clock: context.clock }), {
+      clock: context.clock,
+      timing: { minTtl: 1, ...(options.ttl !== undefined ? { defaultTtl: options.ttl } : {}) },
+    });
+  },
+  heartbeat(options, context) {
+    return createHeartbeatStore(new StaticHeartbeatBackend({ scope: options.scope }), {
+      clock: context.clock,
+      maxPayloadBytes: options.maxPayloadBytes,
+      ...(options.ttl !== undefined ? { defaultTtl: options.ttl } : {}),
+    });
+  },
+});
+
+export { StaticDiscovery } from './discovery.js';
+export { StaticLockBackend } from './lock.js';
+export { StaticHeartbeatBackend } from './heartbeat.js';

@@ -1,0 +1,86 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { byId, InvalidArgumentError, parseYaml, s, type Endpoint, type Infer } from '@muster/core';
+
+export const memberSchema = s.object({
+  id: s.optional(s.string({ minLength: 1 })),
+  address: s.string({ minLength: 1 }),
+  port: s.integer({ min: 1, max: 65535 }),
+  ports: s.optional(s.record(s.integer({ min: 1, max: 65535 }))),
+  ready: s.optional(s.boolean()),
+  dc: s.optional(s.string()),
+  rack: s.optional(s.string()),
+  zone: s.optional(s.string()),
+  metadata: s.optional(s.record(s.string())),
+});
+
+export type MemberConfig = Infer<typeof memberSchema>;
+
+export const membersSchema = s.array(memberSchema);
+
+/** Which member this process is: its id, its address (and port), or its index in the list as written. */
+export const selfSchema = s.union(
+  s.string({ minLength: 1 }),
+  s.object({ id: s.string({ minLength: 1 }) }),
+  s.object({ address: s.string({ minLength: 1 }), port: s.optional(s.integer({ min: 1, max: 65535 })) }),
+  s.object({ index: s.integer({ min: 0 }) }),
+);
+
+export type SelfConfig = Infer<typeof selfSchema>;
+
+export function toEndpoint(m: MemberConfig): Endpoint {
+  return {
+    id: m.id ?? `${m.address}:${m.port}`,
+    address: m.address,
+    port: m.port,
+    ...(m.ports ? { ports: m.ports } : {}),
+    ready: m.ready ?? true,
+    ...(m.dc !== undefined ? { dc: m.dc } : {}),
+    ...(m.rack !== undefined ? { rack: m.rack } : {}),
+    ...(m.zone !== undefined ? { zone: m.zone } : {}),
+    metadata: m.metadata ?? {},
+  };
+}
+
+/**
+ * Endpoints sorted by id, so every instance derives the same order whatever order the list was
+ * written in. Duplicate ids are refused: two members with one identity would split the ring.
+ */
+export function toEndpoints(members: readonly MemberConfig[], where: string): Endpoint[] {
+  const endpoints = members.map(toEndpoint);
+  const seen = new Set<string>();
+  for (const e of endpoints) {
+    if (seen.has(e.id)) throw new InvalidArgumentError(`${where}: two members have the id '${e.id}'; ids must be unique`);
+    seen.add(e.id);
+  }
+  return endpoints.sort(byId);
+}
+
+export function findSelf(members: readonly MemberConfig[], self: SelfConfig | undefined, where: string): Endpoint | undefined {
+  if (self === undefined) return undefined;
+  const endpoints = members.map(toEndpoint);
+  let found: Endpoint | undefined;
+  if (typeof self === 'string') found = endpoints.find((e) => e.id === self);
+  else if ('id' in self) found = endpoints.find((e) => e.id === self.id);
+  else if ('index' in self) found = endpoints[self.index];
+  else {
+    const matches = endpoints.filter((e) => e.address === self.address && (self.port === undefined || e.port === self.port));
+    if (matches.length > 1) throw new InvalidArgumentError(`${where}: address ${self.address} matches ${matches.length} members; add port to tell them apart`);
+    found = matches[0];
+  }
+  if (!found) throw new InvalidArgumentError(`${where}: ${JSON.stringify(self)} matches no member (ids: ${endpoints.map((e) => e.id).join(', ')})`);
+  return found;
+}
+
+/** Reads a members file: YAML (or JSON) with a `members:` list, positioned errors and all. */
+export async function readMembersFile(file: string, baseDir: string): Promise<Endpoint[]> {
+  const path = resolve(baseDir, file);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (cause) {
+    throw new InvalidArgumentError(`members file ${path}: cannot read it (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message})`);
+  }
+  const source = await parseYaml(text, path);
+  return toEndpoints(source.parse(['members'], membersSchema), path);
+}

@@ -1,0 +1,257 @@
+import { randomBytes } from 'node:crypto';
+import { anySignal, backoffDelay, sleep, type WaitOptions } from '../abort.js';
+import { systemClock, type Clock } from '../clock.js';
+import {
+  BackendError,
+  ClosedError,
+  InvalidArgumentError,
+  MusterError,
+  PayloadTooLargeError,
+} from '../errors.js';
+import type { BeatOptions, HeartbeatEvent, HeartbeatStore, JsonValue, MemberHeartbeat } from '../ports/heartbeat.js';
+import { EventChannel } from './channel.js';
+import { sameValue } from './endpoint-set.js';
+
+/** A member's record as the backend stores it. */
+export interface HeartbeatRecord {
+  readonly memberId: string;
+  readonly group: string;
+  readonly payload: JsonValue;
+  readonly ttl: number;
+  readonly incarnation: string;
+  /** Changes with every write (resourceVersion, ModifyIndex, a counter): how a beat is observed. */
+  readonly version: string;
+  /**
+   * Only for a record this process has never observed before: the backend's own verdict
+   * (Consul's TTL check), else the writer's timestamp. After the first observation, liveness is
+   * judged on the local clock alone.
+   */
+  readonly remoteAlive?: boolean;
+  readonly renewedAt?: number;
+}
+
+export interface HeartbeatBackend {
+  /**
+   * Writes the record. Must refuse (SupersededError) when the stored record has a newer
+   * incarnation than `record.incarnation`; incarnations compare as strings.
+   */
+  write(record: Omit<HeartbeatRecord, 'version'>, options: { signal: AbortSignal }): Promise<void>;
+  read(memberId: string, options: { signal: AbortSignal }): Promise<HeartbeatRecord | undefined>;
+  list(group: string | undefined, options: { signal: AbortSignal }): Promise<HeartbeatRecord[]>;
+  /** Full views of the group as they change (a watch or blocking query); without it, list is polled. */
+  views?(group: string | undefined, options: { signal: AbortSignal }): AsyncIterable<HeartbeatRecord[]>;
+  remove(memberId: string, options: { signal: AbortSignal }): Promise<void>;
+  close?(): Promise<void>;
+}
+
+export interface HeartbeatClientOptions {
+  readonly clock?: Clock;
+  readonly defaultTtl?: number;
+  readonly minTtl?: number;
+  readonly maxPayloadBytes?: number;
+  /** Poll period of watch() when the backend has no views(). */
+  readonly pollInterval?: number;
+  readonly incarnation?: string;
+}
+
+/** A per-process id that sorts after the ids of processes started earlier. */
+export function newIncarnation(clock: Clock = systemClock): string {
+  return `${clock.now().toString(36).padStart(10, '0')}-${randomBytes(4).toString('hex')}`;
+}
+
+export function createHeartbeatStore(backend: HeartbeatBackend, options: HeartbeatClientOptions = {}): HeartbeatStore {
+  return new HeartbeatClient(backend, options);
+}
+
+interface Observation {
+  version: string;
+  seenAt: number;
+}
+
+class HeartbeatClient implements HeartbeatStore {
+  readonly #backend: HeartbeatBackend;
+  readonly #clock: Clock;
+  readonly #defaultTtl: number;
+  readonly #minTtl: number;
+  readonly #maxPayloadBytes: number;
+  readonly #pollInterval: number;
+  readonly #incarnation: string;
+  readonly #observed = new Map<string, Observation>();
+  readonly #closing = new AbortController();
+
+  constructor(backend: HeartbeatBackend, options: HeartbeatClientOptions) {
+    this.#backend = backend;
+    this.#clock = options.clock ?? systemClock;
+    this.#defaultTtl = options.defaultTtl ?? 10_000;
+    this.#minTtl = options.minTtl ?? 1;
+    this.#maxPayloadBytes = options.maxPayloadBytes ?? 4096;
+    this.#pollInterval = options.pollInterval ?? 1000;
+    this.#incarnation = options.incarnation ?? newIncarnation(this.#clock);
+  }
+
+  #signal(options?: WaitOptions): AbortSignal {
+    if (this.#closing.signal.aborted) throw new ClosedError('the heartbeat store');
+    return anySignal(options?.signal, this.#closing.signal);
+  }
+
+  async beat(memberId: string, payload: JsonValue, options?: BeatOptions): Promise<void> {
+    const signal = this.#signal(options);
+    const ttl = options?.ttl ?? this.#defaultTtl;
+    if (!memberId) throw new InvalidArgumentError('beat(): memberId must be a non-empty string');
+    if (!Number.isFinite(ttl) || ttl < this.#minTtl) {
+      throw new InvalidArgumentError(`beat(): ttl ${ttl} ms is below this adapter's minimum of ${this.#minTtl} ms`);
+    }
+    let size: number;
+    try {
+      size = Buffer.byteLength(JSON.stringify(payload) ?? '');
+    } catch (cause) {
+      throw new InvalidArgumentError(`beat(): payload of '${memberId}' is not JSON-serialisable (${(cause as Error).message})`);
+    }
+    if (size > this.#maxPayloadBytes) throw new PayloadTooLargeError(`the payload of '${memberId}'`, size, this.#maxPayloadBytes);
+    await this.#backend.write(
+      { memberId, group: options?.group ?? 'default', payload, ttl, incarnation: this.#incarnation },
+      { signal },
+    );
+  }
+
+  /** Turns backend records into what callers see, judging liveness on the local clock. */
+  #judge(record: HeartbeatRecord, now: number): MemberHeartbeat {
+    const seen = this.#observed.get(record.memberId);
+    let seenAt: number;
+    if (seen && seen.version === record.version) seenAt = seen.seenAt;
+    else if (seen) seenAt = now;
+    else if (record.remoteAlive !== undefined) seenAt = record.remoteAlive ? now : now - record.ttl;
+    else if (record.renewedAt !== undefined) seenAt = Math.min(now, record.renewedAt);
+    else seenAt = now;
+    if (!seen || seen.version !== record.version) this.#observed.set(record.memberId, { version: record.version, seenAt });
+    return {
+      memberId: record.memberId,
+      group: record.group,
+      payload: record.payload,
+      lastSeen: seenAt,
+      ttl: record.ttl,
+      alive: now < seenAt + record.ttl,
+      incarnation: record.incarnation,
+    };
+  }
+
+  async get(memberId: string, options?: WaitOptions): Promise<MemberHeartbeat | undefined> {
+    const record = await this.#backend.read(memberId, { signal: this.#signal(options) });
+    return record && this.#judge(record, this.#clock.now());
+  }
+
+  async list(group?: string, options?: WaitOptions): Promise<MemberHeartbeat[]> {
+    const records = await this.#backend.list(group, { signal: this.#signal(options) });
+    const now = this.#clock.now();
+    return records.map((r) => this.#judge(r, now)).sort((a, b) => (a.memberId < b.memberId ? -1 : a.memberId > b.memberId ? 1 : 0));
+  }
+
+  async remove(memberId: string, options?: WaitOptions): Promise<void> {
+    await this.#backend.remove(memberId, { signal: this.#signal(options) });
+    this.#observed.delete(memberId);
+  }
+
+  watch(group?: string, options?: WaitOptions): AsyncIterable<HeartbeatEvent> {
+    const stop = new AbortController();
+    const signal = anySignal(this.#signal(options), stop.signal);
+    const channel = new EventChannel<HeartbeatEvent>(() => stop.abort(), signal);
+    void this.#runWatch(group, signal, channel);
+    return channel;
+  }
+
+  async #runWatch(group: string | undefined, signal: AbortSignal, channel: EventChannel<HeartbeatEvent>): Promise<void> {
+    const members = new Map<string, MemberHeartbeat>();
+    let started = false;
+    let degraded = false;
+    let staleTimer: NodeJS.Timeout | undefined;
+    const sorted = () => [...members.values()].sort((a, b) => (a.memberId < b.memberId ? -1 : 1));
+
+    const judgeAll = () => {
+      const now = this.#clock.now();
+      for (const m of [...members.values()]) {
+        const alive = now < m.lastSeen + m.ttl;
+        if (alive !== m.alive) {
+          const next = { ...m, alive };
+          members.set(m.memberId, next);
+          channel.push({ type: alive ? 'alive' : 'stale', member: next, members: sorted() });
+        }
+      }
+      armStaleTimer(now);
+    };
+    const armStaleTimer = (now: number) => {
+      clearTimeout(staleTimer);
+      const next = Math.min(...[...members.values()].filter((m) => m.alive).map((m) => m.lastSeen + m.ttl));
+      if (Number.isFinite(next)) staleTimer = setTimeout(judgeAll, Math.max(1, next - now + 1));
+    };
+
+    const apply = (records: HeartbeatRecord[]) => {
+      const now = this.#clock.now();
+      const next = new Map<string, MemberHeartbeat>();
+      for (const r of records) if (group === undefined || r.group === group) next.set(r.memberId, this.#judge(r, now));
+      if (!started) {
+        started = true;
+        for (const [id, m] of next) members.set(id, m);
+        channel.push({ type: 'snapshot', members: sorted() });
+        armStaleTimer(now);
+        return;
+      }
+      for (const [id, old] of [...members]) {
+        if (!next.has(id)) {
+          members.delete(id);
+          channel.push({ type: 'left', member: old, members: sorted() });
+        }
+      }
+      for (const [id, m] of next) {
+        const old = members.get(id);
+        members.set(id, m);
+        if (!old) channel.push({ type: 'joined', member: m, members: sorted() });
+        else if (old.incarnation !== m.incarnation) channel.push({ type: 'replaced', member: m, members: sorted() });
+        else if (!sameValue(old.payload, m.payload) || old.group !== m.group) {
+          channel.push({ type: 'updated', member: m, members: sorted() });
+        } else if (old.alive !== m.alive) {
+          channel.push({ type: m.alive ? 'alive' : 'stale', member: m, members: sorted() });
+        }
+      }
+      armStaleTimer(now);
+    };
+
+    for (let attempt = 0; !signal.aborted; ) {
+      try {
+        const views = this.#backend.views ? this.#backend.views(group, { signal }) : this.#poll(group, signal);
+        for await (const view of views) {
+          if (degraded) {
+            degraded = false;
+            channel.push({ type: 'recovered', members: sorted() });
+          }
+          attempt = 0;
+          apply(view);
+        }
+        if (!signal.aborted) throw new BackendError('heartbeat', 'the watch ended unexpectedly');
+      } catch (error) {
+        if (signal.aborted) break;
+        if (!degraded && started) {
+          degraded = true;
+          const err = MusterError.is(error) ? error : new BackendError('heartbeat', String(error), { cause: error });
+          channel.push({ type: 'degraded', error: err, members: sorted() });
+        }
+        await sleep(backoffDelay(attempt++), signal).catch(() => undefined);
+      }
+    }
+    clearTimeout(staleTimer);
+    channel.end();
+  }
+
+  async *#poll(group: string | undefined, signal: AbortSignal): AsyncIterable<HeartbeatRecord[]> {
+    for (;;) {
+      yield await this.#backend.list(group, { signal });
+      await sleep(this.#pollInterval, signal);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closing.signal.aborted) return;
+    this.#closing.abort(new ClosedError('the heartbeat store'));
+    await this.#backend.close?.();
+  }
+}
+

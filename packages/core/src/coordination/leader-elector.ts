@@ -1,0 +1,118 @@
+import { anySignal, sleep } from '../abort.js';
+import { ClosedError, LockLostError, MusterError } from '../errors.js';
+import type { Lease, Lock } from '../ports/lock.js';
+
+export interface LeaderElectorOptions {
+  /** Lease duration in ms (client-go's leaseDuration); the lock adapter's default when omitted. */
+  readonly ttl?: number;
+  /** Pause after losing leadership before campaigning again, in ms (default 0). */
+  readonly cooldown?: number;
+  readonly signal?: AbortSignal;
+}
+
+type Elected = (lease: Lease) => void | Promise<void>;
+type Demoted = (reason: unknown) => void | Promise<void>;
+
+/**
+ * Leader election on the Lock port: campaign until elected, hold leadership while the lease
+ * renews, report demotion the moment the lease is lost, and campaign again.
+ *
+ * Guarantees what the Lock guarantees and no more: while clocks and pauses stay within the lock's
+ * margin there is at most one leader; beyond it two processes may both believe they lead for a
+ * moment. Stop leader work in `onDemoted` (or on `lease.onLost`) and pass `lease.token` to what
+ * the leader writes, so a stale leader's writes are rejected.
+ */
+export class LeaderElector implements AsyncDisposable {
+  readonly name: string;
+  readonly #lock: Lock;
+  readonly #options: LeaderElectorOptions;
+  readonly #elected = new Set<Elected>();
+  readonly #demoted = new Set<Demoted>();
+  readonly #stop = new AbortController();
+  #lease: Lease | undefined;
+  #running: Promise<void> | undefined;
+
+  constructor(lock: Lock, name: string, options: LeaderElectorOptions = {}) {
+    this.#lock = lock;
+    this.name = name;
+    this.#options = options;
+  }
+
+  get isLeader(): boolean {
+    return this.#lease !== undefined && !this.#lease.onLost.aborted;
+  }
+
+  /** The current lease while leading. */
+  get lease(): Lease | undefined {
+    return this.isLeader ? this.#lease : undefined;
+  }
+
+  onElected(listener: Elected): () => void {
+    this.#elected.add(listener);
+    return () => this.#elected.delete(listener);
+  }
+
+  onDemoted(listener: Demoted): () => void {
+    this.#demoted.add(listener);
+    return () => this.#demoted.delete(listener);
+  }
+
+  /**
+   * Starts campaigning (once; later calls return the same promise). The promise settles when
+   * campaigning ends: it resolves after resign()/close() or an abort of the options' signal, and
+   * rejects on an error that retrying cannot fix (e.g. permission denied).
+   */
+  campaign(): Promise<void> {
+    this.#running ??= this.#loop();
+    return this.#running;
+  }
+
+  async #loop(): Promise<void> {
+    const signal = anySignal(this.#options.signal, this.#stop.signal);
+    while (!signal.aborted) {
+      let lease: Lease;
+      try {
+        lease = await this.#lock.acquire(this.name, { ttl: this.#options.ttl, signal });
+      } catch (error) {
+        if (signal.aborted || MusterError.is(error, 'MUSTER_ABORTED') || MusterError.is(error, 'MUSTER_CLOSED')) break;
+        throw error;
+      }
+      this.#lease = lease;
+      await this.#notify(this.#elected, lease);
+      const reason = await new Promise<unknown>((resolve) => {
+        if (lease.onLost.aborted) resolve(lease.onLost.reason);
+        lease.onLost.addEventListener('abort', () => resolve(lease.onLost.reason), { once: true });
+        signal.addEventListener('abort', () => resolve(new LockLostError(this.name, 'resigned')), { once: true });
+      });
+      this.#lease = undefined;
+      await lease.release();
+      await this.#notify(this.#demoted, reason);
+      if (this.#options.cooldown) await sleep(this.#options.cooldown, signal).catch(() => undefined);
+    }
+  }
+
+  async #notify<A>(listeners: Set<(a: A) => void | Promise<void>>, arg: A): Promise<void> {
+    for (const listener of listeners) {
+      try {
+        await listener(arg);
+      } catch (error) {
+        // A listener's failure must not stop the election; report it where it can be seen.
+        process.emitWarning(`LeaderElector '${this.name}': a listener threw: ${(error as Error)?.message ?? String(error)}`);
+      }
+    }
+  }
+
+  /** Stops campaigning and gives leadership up at once (the next leader need not wait a ttl). */
+  async resign(): Promise<void> {
+    if (!this.#stop.signal.aborted) this.#stop.abort(new ClosedError(`leader elector '${this.name}'`));
+    await this.#running?.catch(() => undefined);
+  }
+
+  close(): Promise<void> {
+    return this.resign();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.resign();
+  }
+}

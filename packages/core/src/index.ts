@@ -1,0 +1,35 @@
+export * from './errors.js';
+export { sleep, anySignal, throwIfAborted, backoffDelay, type WaitOptions } from './abort.js';
+export { systemClock, type Clock } from './clock.js';
+export { parseDuration, toMillis, type Duration } from './duration.js';
+
+export { DiscoveryId, type Discovery, type DiscoveryEvent, type Endpoint, type Registration } from './ports/discovery.js';
+export { LockId, type Lock, type Lease, type AcquireOptions } from './ports/lock.js';
+export {
+  HeartbeatStoreId,
+  type HeartbeatStore,
+  type HeartbeatEvent,
+  type MemberHeartbeat,
+  type BeatOptions,
+  type JsonValue,
+} from './ports/heartbeat.js';
+
+export { EventChannel } from './coordination/channel.js';
+export { EndpointSet, byId, sameValue } from './coordination/endpoint-set.js';
+export { createLock, isTransient, defaultLockTiming, type LockBackend, type LeaseGrant, type LockTiming, type BackendCallOptions } from './coordination/lock-client.js';
+export {
+  createHeartbeatStore,
+  newIncarnation,
+  type HeartbeatBackend,
+  type HeartbeatRecord,
+  type HeartbeatClientOptions,
+} from './coordination/heartbeat-client.js';
+export { LeaderElector, type LeaderElectorOptions } from './coordination/leader-elector.js';
+export { debounceDiscovery, type DebounceOptions } from './coordination/debounce.js';
+export { FencedResource, StaleTokenError } from './coordination/fencing.js';
+
+export { defineAdapter, isAdapter, type AdapterDefinition, type DefinedAdapter, type AdapterContext } from './runtime/adapter.js';
+export { s, validate, formatPath, type Schema, type Infer, type ObjectOf, type Issue, type Path, type JsonSchema } from './runtime/schema.js';
+export { loadConfig, parseYaml, ConfigSource, portNames, type MusterConfig, type PortSection, type PortName, type LoadOptions } from './runtime/config.js';
+export { builtinAdapters, importAdapter } from './runtime/resolve.js';
+export { createMuster, Muster, type CreateOptions } from './runtime/muster.js';

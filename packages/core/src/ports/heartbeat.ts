@@ -1,0 +1,67 @@
+import type { ServiceIdentifier } from 'inversify';
+import type { WaitOptions } from '../abort.js';
+import type { MusterError } from '../errors.js';
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+export interface BeatOptions extends WaitOptions {
+  /** How long the member counts as alive after this beat, in ms. */
+  readonly ttl?: number;
+  /** The group the member belongs to (default `default`). */
+  readonly group?: string;
+}
+
+/** What is known of one member. */
+export interface MemberHeartbeat {
+  readonly memberId: string;
+  readonly group: string;
+  readonly payload: JsonValue;
+  /** Local time (ms) at which a change of this member's record was last observed. */
+  readonly lastSeen: number;
+  /** The ttl the member published with its last beat, in ms. */
+  readonly ttl: number;
+  /** `lastSeen + ttl` has not passed on the local clock. */
+  readonly alive: boolean;
+  /** Per-process id of the writer: a new one means the member restarted. */
+  readonly incarnation: string;
+}
+
+/**
+ * What `watch()` yields, shaped like Discovery's: a first `snapshot`, then changes that each carry
+ * the full `members`. `stale` and `alive` come from the local clock (no backend event is needed for
+ * a member to go stale); `replaced` means a new incarnation took over the member id.
+ */
+export type HeartbeatEvent =
+  | { readonly type: 'snapshot'; readonly members: readonly MemberHeartbeat[] }
+  | {
+      readonly type: 'joined' | 'updated' | 'stale' | 'alive' | 'replaced' | 'left';
+      readonly member: MemberHeartbeat;
+      readonly members: readonly MemberHeartbeat[];
+    }
+  | { readonly type: 'degraded'; readonly error: MusterError; readonly members: readonly MemberHeartbeat[] }
+  | { readonly type: 'recovered'; readonly members: readonly MemberHeartbeat[] };
+
+/**
+ * HeartbeatStore: liveness plus a small JSON payload per member.
+ *
+ * Guarantees: `alive` is judged against the member's ttl on the local clock from the moment its
+ * last change was observed, never by comparing a remote timestamp with local time. An older
+ * incarnation never overwrites a newer one. Payloads over the adapter's limit are refused with
+ * PayloadTooLargeError before anything is written.
+ *
+ * Not guaranteed: that a member reported alive is alive now (it may have died within its ttl), or
+ * that every beat is observed (beats between two observations coalesce).
+ */
+export interface HeartbeatStore {
+  beat(memberId: string, payload: JsonValue, options?: BeatOptions): Promise<void>;
+  /** Member ids are unique in a store, whatever their group. */
+  get(memberId: string, options?: WaitOptions): Promise<MemberHeartbeat | undefined>;
+  /** Members of `group` (every group when omitted), sorted by memberId. */
+  list(group?: string, options?: WaitOptions): Promise<MemberHeartbeat[]>;
+  watch(group?: string, options?: WaitOptions): AsyncIterable<HeartbeatEvent>;
+  remove(memberId: string, options?: WaitOptions): Promise<void>;
+  /** Ends every watch; idempotent. Does not remove this process's members (they go stale). */
+  close(): Promise<void>;
+}
+
+export const HeartbeatStoreId: ServiceIdentifier<HeartbeatStore> = Symbol.for('muster.HeartbeatStore');

@@ -1,0 +1,54 @@
+import type { Clock } from '../clock.js';
+import { AdapterInvalidError } from '../errors.js';
+import type { Discovery } from '../ports/discovery.js';
+import type { HeartbeatStore } from '../ports/heartbeat.js';
+import type { Lock } from '../ports/lock.js';
+import type { PortName } from './config.js';
+import type { Schema } from './schema.js';
+
+const adapterBrand = Symbol.for('muster.adapter');
+
+/** What a port factory gets besides its validated options. */
+export interface AdapterContext {
+  readonly port: PortName;
+  readonly clock: Clock;
+  /** Folder of the config file (else the working directory): resolve relative paths in options from here. */
+  readonly configDir: string;
+  /** Where the config named this port's options, for positioned errors found late (e.g. a file the options point to). */
+  readonly describe: (path: readonly (string | number)[]) => string;
+}
+
+type Factory<O, P> = (options: O, context: AdapterContext) => P | Promise<P>;
+
+export interface AdapterDefinition<O = unknown> {
+  /** Short name used in messages (`static`, `kubernetes`). */
+  readonly name: string;
+  /** Validates and converts `options:` (durations to ms, defaults filled in). */
+  readonly options: Schema<O>;
+  readonly discovery?: Factory<O, Discovery>;
+  readonly lock?: Factory<O, Lock>;
+  readonly heartbeat?: Factory<O, HeartbeatStore>;
+}
+
+export interface DefinedAdapter<O = unknown> extends AdapterDefinition<O> {
+  /** The ports this adapter provides, derived from its factories. */
+  readonly provides: readonly PortName[];
+  readonly [adapterBrand]: true;
+}
+
+/**
+ * Declares an adapter. An adapter package default-exports the result; the runtime imports the
+ * package only when a config selects it, validates `options` with the schema, and calls the
+ * factory of each port the config assigns to it.
+ */
+export function defineAdapter<O>(definition: AdapterDefinition<O>): DefinedAdapter<O> {
+  const provides = (['discovery', 'lock', 'heartbeat'] as const).filter((p) => typeof definition[p] === 'function');
+  if (!definition.name || provides.length === 0) {
+    throw new AdapterInvalidError(definition.name ?? '(unnamed)', 'defineAdapter() needs a name and at least one of discovery, lock, heartbeat');
+  }
+  return Object.freeze({ ...definition, provides, [adapterBrand]: true as const });
+}
+
+export function isAdapter(value: unknown): value is DefinedAdapter {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[adapterBrand] === true;
+}

@@ -1,0 +1,142 @@
+import { Container } from 'inversify';
+import { systemClock, type Clock } from '../clock.js';
+import { PortNotConfiguredError } from '../errors.js';
+import { DiscoveryId, type Discovery } from '../ports/discovery.js';
+import { HeartbeatStoreId, type HeartbeatStore } from '../ports/heartbeat.js';
+import { LockId, type Lock } from '../ports/lock.js';
+import type { AdapterContext, DefinedAdapter } from './adapter.js';
+import { ConfigSource, loadConfig, portNames, supportedVersion, type LoadOptions, type MusterConfig, type PortName } from './config.js';
+import { importAdapter } from './resolve.js';
+import { formatPath, s, type Path } from './schema.js';
+
+export interface CreateOptions extends LoadOptions {
+  readonly clock?: Clock;
+}
+
+type PortTypes = { discovery: Discovery; lock: Lock; heartbeat: HeartbeatStore };
+const identifiers = { discovery: DiscoveryId, lock: LockId, heartbeat: HeartbeatStoreId } as const;
+
+const sectionSchema = s.object({ adapter: s.string({ minLength: 1 }), options: s.optional(s.unknown()) });
+
+/**
+ * A running Muster: the ports the config selected, bound in an inversify container. Close it (or
+ * `await using`) to release leases, end watches and clear timers, in reverse order of creation.
+ */
+export class Muster implements AsyncDisposable {
+  /** Bind your own services here; the ports are bound under DiscoveryId, LockId, HeartbeatStoreId. */
+  readonly container: Container;
+  readonly config: ConfigSource;
+  /** Which adapter serves each configured port. */
+  readonly adapters: Readonly<Partial<Record<PortName, string>>>;
+  readonly #ports: Partial<PortTypes>;
+  readonly #order: PortName[];
+  #closed: Promise<void> | undefined;
+
+  constructor(container: Container, config: ConfigSource, ports: Partial<PortTypes>, order: PortName[], adapters: Partial<Record<PortName, string>>) {
+    this.container = container;
+    this.config = config;
+    this.#ports = ports;
+    this.#order = order;
+    this.adapters = adapters;
+  }
+
+  #port<P extends PortName>(name: P): PortTypes[P] {
+    const port = this.#ports[name];
+    if (!port) throw new PortNotConfiguredError(name);
+    return port;
+  }
+
+  get discovery(): Discovery {
+    return this.#port('discovery');
+  }
+
+  get lock(): Lock {
+    return this.#port('lock');
+  }
+
+  get heartbeat(): HeartbeatStore {
+    return this.#port('heartbeat');
+  }
+
+  has(port: PortName): boolean {
+    return this.#ports[port] !== undefined;
+  }
+
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      const errors: unknown[] = [];
+      // inversify deactivates in binding order, not dependency order: close ourselves, newest first.
+      for (const name of [...this.#order].reverse()) {
+        await this.#ports[name]!.close().catch((e: unknown) => errors.push(e));
+      }
+      if (errors.length === 1) throw errors[0];
+      if (errors.length > 1) throw new AggregateError(errors, 'several adapters failed to close');
+    })();
+    return this.#closed;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+/**
+ * Reads the config (a YAML path, a file: URL, or an object), imports only the adapters it selects,
+ * creates their ports and binds them. Every problem is a positioned ConfigError or an adapter error
+ * that names the package.
+ */
+export async function createMuster(input: string | URL | MusterConfig, options: CreateOptions = {}): Promise<Muster> {
+  const config = await loadConfig(input, options);
+  const version = config.data.version;
+  if (version !== undefined && version !== supportedVersion) {
+    throw config.error(['version'], `unsupported config version ${JSON.stringify(version)}; this Muster reads version ${supportedVersion}`);
+  }
+  const sections: [PortName, { adapter: string; options?: unknown }][] = [];
+  for (const port of portNames) {
+    if (config.data[port] !== undefined) sections.push([port, config.parse([port], sectionSchema)]);
+  }
+
+  // One import per distinct adapter, all started at once; nothing unselected is touched.
+  const specifiers = [...new Set(sections.map(([, section]) => section.adapter))];
+  const loaded = new Map<string, DefinedAdapter>();
+  await Promise.all(
+    specifiers.map(async (specifier) => {
+      loaded.set(specifier, await importAdapter(specifier, config.dir));
+    }),
+  );
+
+  const clock = options.clock ?? systemClock;
+  const ports: Partial<PortTypes> = {};
+  const order: PortName[] = [];
+  const adapters: Partial<Record<PortName, string>> = {};
+  const container = new Container();
+  try {
+    for (const [port, section] of sections) {
+      const adapter = loaded.get(section.adapter)!;
+      const factory = adapter[port] as ((o: unknown, c: AdapterContext) => PortTypes[typeof port] | Promise<PortTypes[typeof port]>) | undefined;
+      if (!factory) {
+        throw config.error([port, 'adapter'], `adapter '${section.adapter}' does not provide ${port}; it provides ${adapter.provides.join(', ')}`);
+      }
+      const adapterOptions = config.parse([port, 'options'], adapter.options);
+      const context: AdapterContext = {
+        port,
+        clock,
+        configDir: config.dir,
+        describe: (path: Path) => {
+          const full = [port, 'options', ...path];
+          const pos = config.positionOf(full);
+          return `${pos.file ? `${pos.file}${pos.line ? `:${pos.line}:${pos.column}` : ''}` : '(config object)'}: ${formatPath(full)}`;
+        },
+      };
+      const instance = await factory(adapterOptions, context);
+      (ports as Record<PortName, unknown>)[port] = instance;
+      order.push(port);
+      adapters[port] = adapter.name;
+      container.bind(identifiers[port]).toConstantValue(instance as never);
+    }
+  } catch (error) {
+    for (const name of [...order].reverse()) await ports[name]!.close().catch(() => undefined);
+    throw error;
+  }
+  return new Muster(container, config, ports, order, adapters);
+}
