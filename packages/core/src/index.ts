@@ -16,7 +16,7 @@ export {
 
 export { EventChannel } from './coordination/channel.js';
 export { EndpointSet, byId, sameValue } from './coordination/endpoint-set.js';
-export { createLock, isTransient, defaultLockTiming, type LockBackend, type LeaseGrant, type LockTiming, type BackendCallOptions } from './coordination/lock-client.js';
+export { createLock, simulateCrash, isTransient, defaultLockTiming, type LockBackend, type LeaseGrant, type LockTiming, type BackendCallOptions } from './coordination/lock-client.js';
 export {
   createHeartbeatStore,
   newIncarnation,

@@ -71,6 +71,12 @@ export function isTransient(error: unknown): boolean {
   return status === undefined || status === 409 || status === 429 || status >= 500;
 }
 
+/**
+ * Test hook: stops a client's renewals without releasing anything, as a crashed process would.
+ * The conformance kit uses it to test expiry; it is not for production code.
+ */
+export const simulateCrash: unique symbol = Symbol.for('muster.testing.simulateCrash') as never;
+
 export function createLock(
   backend: LockBackend,
   options: { timing?: Partial<LockTiming>; clock?: Clock } = {},
@@ -159,6 +165,12 @@ class LockClient implements Lock {
     this.#closing.abort(new ClosedError('the lock client'));
     await Promise.allSettled([...this.#held].map((lease) => lease.release()));
     await this.#backend.close?.();
+  }
+
+  [simulateCrash](): void {
+    for (const lease of this.#held) lease.abandon();
+    this.#held.clear();
+    this.#closing.abort(new ClosedError('the lock client (crashed)'));
   }
 
   #checkOpen(): void {
@@ -289,6 +301,13 @@ class HeldLease implements Lease {
     clearTimeout(this.#timer);
     this.#deps.forget(this);
     this.#lost.abort(reason);
+  }
+
+  /** Stops renewing without telling the backend (simulated crash). */
+  abandon(): void {
+    clearTimeout(this.#timer);
+    this.#released = Promise.resolve();
+    this.#deps.forget(this);
   }
 
   release(): Promise<void> {

@@ -1,0 +1,32 @@
+// One jest run over every package. TypeScript is transformed by swc (no type check here: `tsc -b`
+// runs first in `npm test`), workspace packages map to their sources so tests need no build.
+const swc = [
+  '@swc/jest',
+  {
+    jsc: { parser: { syntax: 'typescript' }, target: 'es2023' },
+    module: { type: 'es6' },
+    sourceMaps: 'inline',
+  },
+];
+
+const base = {
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': swc },
+  moduleNameMapper: {
+    '^@muster/core$': '<rootDir>/../../packages/core/src/index.ts',
+    '^@muster/core/testing$': '<rootDir>/../../packages/core/src/testing/index.ts',
+    '^@muster/adapter-static$': '<rootDir>/../../packages/adapter-static/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  testEnvironment: 'node',
+};
+
+const project = (dir, name) => ({ ...base, displayName: name, rootDir: dir, testMatch: ['<rootDir>/test/**/*.test.ts'] });
+
+export default {
+  projects: [
+    project('packages/core', 'core'),
+    project('packages/adapter-static', 'adapter-static'),
+    project('scripts/testenv', 'testenv'),
+  ],
+};

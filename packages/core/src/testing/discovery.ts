@@ -1,0 +1,127 @@
+import type { Discovery, DiscoveryEvent, Endpoint } from '../ports/discovery.js';
+import { assert, eventually, nextMatching, nextWithin, type SuiteRunner } from './runner.js';
+
+/** What the suite needs to change a service's membership in the real backend. */
+export interface DiscoveryControl {
+  /** The service name to list and watch. */
+  readonly service: string;
+  add(endpoint: { id: string; address: string; port: number; ready: boolean }): Promise<void>;
+  setReady(id: string, ready: boolean): Promise<void>;
+  remove(id: string): Promise<void>;
+  /** Removes whatever the test created. */
+  cleanup?(): Promise<void>;
+}
+
+export interface DiscoverySuiteOptions {
+  readonly name: string;
+  /** A new client; called after `service()` for each test. */
+  readonly factory: () => Discovery | Promise<Discovery>;
+  /** A fresh, empty service for one test. */
+  readonly service: () => Promise<DiscoveryControl>;
+  /** How long a change may take to reach a watch (ms; default 10 s). */
+  readonly propagation?: number;
+  readonly timeout?: number;
+}
+
+const ids = (endpoints: readonly Endpoint[]) => endpoints.map((e) => e.id);
+
+/**
+ * The Discovery contract: list is sorted and complete, watch starts with a snapshot and reports
+ * add / ready flip / remove each with the full snapshot, list equals the last snapshot, and a watch
+ * ends on abort and on close.
+ */
+export function discoveryConformance(runner: SuiteRunner, options: DiscoverySuiteOptions): void {
+  const propagation = options.propagation ?? 10_000;
+  const timeout = options.timeout ?? propagation * 4 + 20_000;
+  const opened: Discovery[] = [];
+  const controls: DiscoveryControl[] = [];
+  const setup = async () => {
+    const control = await options.service();
+    controls.push(control);
+    const discovery = await options.factory();
+    opened.push(discovery);
+    return { discovery, control };
+  };
+  const test = (name: string, fn: () => Promise<void>) =>
+    runner.test(name, async () => {
+      try {
+        await fn();
+      } finally {
+        await Promise.allSettled(opened.splice(0).map((d) => d.close()));
+        await Promise.allSettled(controls.splice(0).map((c) => c.cleanup?.()));
+      }
+    }, timeout);
+
+  runner.describe(`Discovery conformance: ${options.name}`, () => {
+    test('list returns every endpoint, sorted by id, with its fields', async () => {
+      const { discovery, control } = await setup();
+      assert.deepEqual(await discovery.list(control.service), [], 'a new service is not empty');
+      await control.add({ id: 'member-b', address: '127.0.0.12', port: 9042, ready: true });
+      await control.add({ id: 'member-a', address: '127.0.0.11', port: 9043, ready: false });
+      const list = await eventually(
+        'both endpoints to be listed',
+        async () => {
+          const l = await discovery.list(control.service);
+          return l.length === 2 ? l : undefined;
+        },
+        propagation,
+      );
+      assert.deepEqual(ids(list), ['member-a', 'member-b']);
+      assert.deepEqual([list[0]!.address, list[0]!.port, list[0]!.ready], ['127.0.0.11', 9043, false]);
+      assert.deepEqual([list[1]!.address, list[1]!.port, list[1]!.ready], ['127.0.0.12', 9042, true]);
+      assert.equal(typeof list[0]!.metadata, 'object');
+    });
+
+    test('watch starts with a snapshot, then reports add, ready flip and remove with the full state', async () => {
+      const { discovery, control } = await setup();
+      await control.add({ id: 'first', address: '127.0.0.21', port: 9042, ready: true });
+      await eventually('the first endpoint to be listed', async () => ((await discovery.list(control.service)).length === 1 ? true : undefined), propagation);
+      const watch = discovery.watch(control.service)[Symbol.asyncIterator]();
+      const snapshot = await nextWithin(watch, propagation, 'initial snapshot');
+      assert.equal(snapshot.type, 'snapshot', 'the first item was not a snapshot');
+      assert.deepEqual(ids(snapshot.endpoints), ['first']);
+
+      await control.add({ id: 'second', address: '127.0.0.22', port: 9042, ready: true });
+      const added = await nextMatching(watch, (e) => e.type !== 'degraded' && e.type !== 'recovered', propagation, 'added event');
+      assert.equal(added.type, 'added');
+      assert.equal((added as Extract<DiscoveryEvent, { endpoint: Endpoint }>).endpoint.id, 'second');
+      assert.deepEqual(ids(added.endpoints), ['first', 'second']);
+
+      await control.setReady('second', false);
+      const flipped = await nextMatching(watch, (e) => e.type === 'updated', propagation, 'updated event (ready → false)');
+      const endpoint = (flipped as Extract<DiscoveryEvent, { endpoint: Endpoint }>).endpoint;
+      assert.equal(endpoint.id, 'second');
+      assert.equal(endpoint.ready, false);
+      assert.equal(flipped.endpoints.find((e) => e.id === 'second')?.ready, false);
+
+      await control.remove('first');
+      const removed = await nextMatching(watch, (e) => e.type === 'removed', propagation, 'removed event');
+      assert.equal((removed as Extract<DiscoveryEvent, { endpoint: Endpoint }>).endpoint.id, 'first');
+      assert.deepEqual(ids(removed.endpoints), ['second']);
+
+      assert.deepEqual(await discovery.list(control.service), removed.endpoints, 'list() differs from the last snapshot');
+      await watch.return?.();
+    });
+
+    test('a watch ends when its signal aborts', async () => {
+      const { discovery, control } = await setup();
+      const controller = new AbortController();
+      const watch = discovery.watch(control.service, { signal: controller.signal })[Symbol.asyncIterator]();
+      await nextWithin(watch, propagation, 'initial snapshot');
+      controller.abort();
+      const end = await Promise.race([watch.next(), new Promise<'hung'>((r) => setTimeout(() => r('hung'), propagation))]);
+      assert.notEqual(end, 'hung', 'the watch did not end after abort');
+      assert.equal((end as IteratorResult<unknown>).done, true);
+    });
+
+    test('a watch ends when the adapter closes', async () => {
+      const { discovery, control } = await setup();
+      const watch = discovery.watch(control.service)[Symbol.asyncIterator]();
+      await nextWithin(watch, propagation, 'initial snapshot');
+      await discovery.close();
+      const end = await Promise.race([watch.next(), new Promise<'hung'>((r) => setTimeout(() => r('hung'), propagation))]);
+      assert.notEqual(end, 'hung', 'the watch did not end after close()');
+      assert.equal((end as IteratorResult<unknown>).done, true);
+    });
+  });
+}

@@ -1,0 +1,11 @@
+/**
+ * @muster/core/testing — the conformance suites every adapter runs against its real backend.
+ *
+ *   import { describe, test } from '@jest/globals';
+ *   import { lockConformance } from '@muster/core/testing';
+ *   lockConformance({ describe, test }, { name: 'my-adapter', factory: () => makeLock(), ttl: 2000 });
+ */
+export { lockConformance, type LockSuiteOptions } from './lock.js';
+export { discoveryConformance, type DiscoverySuiteOptions, type DiscoveryControl } from './discovery.js';
+export { heartbeatConformance, type HeartbeatSuiteOptions } from './heartbeat.js';
+export { eventually, nextWithin, nextMatching, uniqueName, type SuiteRunner } from './runner.js';
