@@ -16,6 +16,9 @@ const base = {
     '^@muster/core$': '<rootDir>/../../packages/core/src/index.ts',
     '^@muster/core/testing$': '<rootDir>/../../packages/core/src/testing/index.ts',
     '^@muster/adapter-static$': '<rootDir>/../../packages/adapter-static/src/index.ts',
+    '^@muster/adapter-k8s$': '<rootDir>/../../packages/adapter-k8s/src/index.ts',
+    '^@muster/adapter-consul$': '<rootDir>/../../packages/adapter-consul/src/index.ts',
+    '^@muster/cql-proxy$': '<rootDir>/../../packages/cql-proxy/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testEnvironment: 'node',
@@ -27,6 +30,9 @@ export default {
   projects: [
     project('packages/core', 'core'),
     project('packages/adapter-static', 'adapter-static'),
+    project('packages/adapter-k8s', 'adapter-k8s'),
+    project('packages/adapter-consul', 'adapter-consul'),
+    project('packages/cql-proxy', 'cql-proxy'),
     project('scripts/testenv', 'testenv'),
   ],
 };
