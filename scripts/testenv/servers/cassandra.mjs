@@ -3,3 +3,6 @@ import { makeProfile } from '../cassandra/node.mjs';
 
 export const name = 'cassandra';
 export const { build, up, down, restart } = makeProfile({ name, nodes: 1 });
+
+/** cqlsh from PyPI, installed into the cache on first call; see ../cassandra/cqlsh.mjs. */
+export { cqlshPath } from '../cassandra/cqlsh.mjs';
