@@ -109,6 +109,12 @@ export async function loadConfig(input: string | URL | MusterConfig, options: Lo
   return parseYaml(text, file, options.env ?? process.env);
 }
 
+function retype(text: string): unknown {
+  if (/^-?\d+(\.\d+)?$/.test(text)) return Number(text);
+  if (text === 'true' || text === 'false') return text === 'true';
+  return text;
+}
+
 /** Parses YAML text; `file` is what error messages name. */
 export async function parseYaml(text: string, file: string, env: Readonly<Record<string, string | undefined>> = process.env): Promise<ConfigSource> {
   // Loaded only when a file is read: a config passed as an object never pays for the parser.
@@ -123,16 +129,21 @@ export async function parseYaml(text: string, file: string, env: Readonly<Record
   if (syntax) throw new ConfigError('', `invalid YAML: ${syntax.message.split('\n')[0]}`, at(syntax.pos[0]), { cause: syntax });
 
   let missing: ConfigError | undefined;
+  const reference = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
   visit(doc, {
     Scalar(_key, node) {
       if (missing || !isScalar(node) || typeof node.value !== 'string' || !node.value.includes('${')) return;
-      node.value = node.value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback?: string) => {
+      const whole = node.value.trim();
+      const substituted = node.value.replace(reference, (_m, name: string, fallback?: string) => {
         const value = env[name] ?? fallback;
         if (value === undefined && !missing) {
           missing = new ConfigError('', `environment variable ${name} is not set (write \${${name}:-default} for a default)`, at(node.range?.[0] ?? 0));
         }
         return value ?? '';
       });
+      // A value that is exactly one reference takes the type its text has (port: "${PORT}" is a number).
+      const single = new RegExp(`^${reference.source}$`).test(whole);
+      node.value = single ? retype(substituted) : substituted;
     },
   });
   if (missing) throw missing;

@@ -63,13 +63,15 @@ async function load(specifier: string, url: string, pkg: string): Promise<{ defa
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code;
     const message = (cause as Error).message ?? '';
-    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'ERR_UNSUPPORTED_DIR_IMPORT') {
-      if (isPath(pkg) && message.includes(url.replace('file://', ''))) {
-        throw new AdapterNotFoundError(specifier, `adapter '${specifier}': no file at ${url.replace('file://', '')}`, { cause });
+    // Node says ERR_MODULE_NOT_FOUND; other loaders (jest's) say MODULE_NOT_FOUND.
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || code === 'ERR_UNSUPPORTED_DIR_IMPORT') {
+      // Only when the adapter itself is what is missing; a missing dependency of it is a load error.
+      const missing = /Cannot find (?:module|package) '([^']+)'/.exec(message)?.[1];
+      const path = url.replace(/^file:\/\//, '');
+      if (isPath(pkg) && missing !== undefined && (missing === path || missing === url)) {
+        throw new AdapterNotFoundError(specifier, `adapter '${specifier}': no file at ${path}`, { cause });
       }
-      if (!isPath(pkg) && url === pkg && new RegExp(`['"]${pkg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}['"]`).test(message)) {
-        throw notInstalled(specifier, pkg, cause);
-      }
+      if (!isPath(pkg) && url === pkg && missing === pkg) throw notInstalled(specifier, pkg, cause);
     }
     throw new AdapterLoadError(specifier, `adapter '${specifier}' (${url}) failed to load: ${message}`, { cause });
   }
