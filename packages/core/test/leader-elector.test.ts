@@ -1,0 +1,75 @@
+import { describe, expect, it } from '@jest/globals';
+import { LeaderElector, createLock, simulateCrash, type Lease, type Lock } from '../src/index.js';
+import { StaticLockBackend } from '../../adapter-static/src/lock.js';
+
+const newLock = (scope: string) => createLock(new StaticLockBackend({ scope }), { timing: { minTtl: 1 } });
+const until = async (check: () => boolean, ms = 5000) => {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+describe('LeaderElector', () => {
+  it('elects one leader; resign hands over at once; the next leader has a larger token', async () => {
+    const scope = `elect-${Math.random()}`;
+    const [a, b] = [new LeaderElector(newLock(scope), 'leader', { ttl: 60_000 }), new LeaderElector(newLock(scope), 'leader', { ttl: 60_000 })];
+    const events: string[] = [];
+    const tokens: bigint[] = [];
+    for (const [name, e] of [['a', a], ['b', b]] as const) {
+      e.onElected((lease) => {
+        events.push(`${name} elected`);
+        tokens.push(lease.token);
+      });
+      e.onDemoted(() => void events.push(`${name} demoted`));
+    }
+    const campaigns = [a.campaign(), b.campaign()];
+    await until(() => a.isLeader || b.isLeader);
+    const [first, second] = a.isLeader ? [a, b] : [b, a];
+    expect(second.isLeader).toBe(false);
+    await first.resign();
+    await until(() => second.isLeader, 2000); // a 60 s ttl: only a release can explain a quick handover
+    expect(first.isLeader).toBe(false);
+    expect(tokens[1]! > tokens[0]!).toBe(true);
+    await second.resign();
+    await Promise.all(campaigns);
+    expect(events).toEqual([
+      `${first === a ? 'a' : 'b'} elected`,
+      `${first === a ? 'a' : 'b'} demoted`,
+      `${second === a ? 'a' : 'b'} elected`,
+      `${second === a ? 'a' : 'b'} demoted`,
+    ]);
+  });
+
+  it('reports demotion when the lease is lost and campaigns again', async () => {
+    const scope = `lost-${Math.random()}`;
+    const lock = newLock(scope);
+    const elector = new LeaderElector(lock, 'leader', { ttl: 200 });
+    const reasons: unknown[] = [];
+    let elections = 0;
+    elector.onElected(() => void elections++);
+    elector.onDemoted((reason) => void reasons.push(reason));
+    const campaign = elector.campaign();
+    await until(() => elector.isLeader);
+    // Another process takes the lock after ours expires: crash our renewals, let a rival win.
+    const rivalLock: Lock = newLock(scope);
+    (lock as unknown as Record<symbol, () => void>)[simulateCrash]?.call(lock);
+    const rival: Lease = await rivalLock.acquire('leader', { ttl: 200, wait: 5000 });
+    await rival.release();
+    await elector.resign();
+    await campaign;
+    expect(elections).toBeGreaterThanOrEqual(1);
+    expect(reasons.length).toBe(elections);
+  });
+
+  it('the campaign promise resolves on abort of its signal', async () => {
+    const controller = new AbortController();
+    const elector = new LeaderElector(newLock(`abort-${Math.random()}`), 'leader', { signal: controller.signal, ttl: 1000 });
+    const campaign = elector.campaign();
+    await until(() => elector.isLeader);
+    controller.abort();
+    await campaign;
+    expect(elector.isLeader).toBe(false);
+  });
+});
