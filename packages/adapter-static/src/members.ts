@@ -65,10 +65,12 @@ export function findSelf(members: readonly MemberConfig[], self: SelfConfig | un
   else if ('index' in self) found = endpoints[self.index];
   else {
     const matches = endpoints.filter((e) => e.address === self.address && (self.port === undefined || e.port === self.port));
-    if (matches.length > 1) throw new InvalidArgumentError(`${where}: address ${self.address} matches ${matches.length} members; add port to tell them apart`);
+    if (matches.length > 1)
+      throw new InvalidArgumentError(`${where}: address ${self.address} matches ${matches.length} members; add port to tell them apart`);
     found = matches[0];
   }
-  if (!found) throw new InvalidArgumentError(`${where}: ${JSON.stringify(self)} matches no member (ids: ${endpoints.map((e) => e.id).join(', ')})`);
+  if (!found)
+    throw new InvalidArgumentError(`${where}: ${JSON.stringify(self)} matches no member (ids: ${endpoints.map((e) => e.id).join(', ')})`);
   return found;
 }
 
@@ -79,7 +81,9 @@ export async function readMembersFile(file: string, baseDir: string): Promise<En
   try {
     text = await readFile(path, 'utf8');
   } catch (cause) {
-    throw new InvalidArgumentError(`members file ${path}: cannot read it (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message})`);
+    throw new InvalidArgumentError(
+      `members file ${path}: cannot read it (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message})`,
+    );
   }
   const source = await parseYaml(text, path);
   return toEndpoints(source.parse(['members'], membersSchema), path);

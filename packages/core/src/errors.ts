@@ -56,9 +56,7 @@ export class ConfigError extends MusterError {
   readonly column: number | undefined;
 
   constructor(path: string, problem: string, position: SourcePosition = {}, options?: { cause?: unknown }) {
-    const where = position.file
-      ? `${position.file}${position.line ? `:${position.line}:${position.column ?? 1}` : ''}`
-      : '(config object)';
+    const where = position.file ? `${position.file}${position.line ? `:${position.line}:${position.column ?? 1}` : ''}` : '(config object)';
     super('MUSTER_CONFIG', `${where}: ${path ? `${path}: ` : ''}${problem}`, options);
     this.path = path;
     this.file = position.file;
@@ -150,7 +148,10 @@ export class PayloadTooLargeError extends MusterError {
 export class SupersededError extends MusterError {
   readonly memberId: string;
   constructor(memberId: string, mine: string, theirs: string) {
-    super('MUSTER_SUPERSEDED', `member '${memberId}' is now written by a newer incarnation (${theirs}, this process is ${mine}); stop this process or use another member id`);
+    super(
+      'MUSTER_SUPERSEDED',
+      `member '${memberId}' is now written by a newer incarnation (${theirs}, this process is ${mine}); stop this process or use another member id`,
+    );
     this.memberId = memberId;
   }
 }

@@ -16,7 +16,16 @@ export {
 
 export { EventChannel } from './coordination/channel.js';
 export { EndpointSet, byId, sameValue } from './coordination/endpoint-set.js';
-export { createLock, simulateCrash, isTransient, defaultLockTiming, type LockBackend, type LeaseGrant, type LockTiming, type BackendCallOptions } from './coordination/lock-client.js';
+export {
+  createLock,
+  simulateCrash,
+  isTransient,
+  defaultLockTiming,
+  type LockBackend,
+  type LeaseGrant,
+  type LockTiming,
+  type BackendCallOptions,
+} from './coordination/lock-client.js';
 export {
   createHeartbeatStore,
   newIncarnation,
@@ -29,7 +38,26 @@ export { debounceDiscovery, type DebounceOptions } from './coordination/debounce
 export { FencedResource, StaleTokenError } from './coordination/fencing.js';
 
 export { defineAdapter, isAdapter, type AdapterDefinition, type DefinedAdapter, type AdapterContext } from './runtime/adapter.js';
-export { s, validate, formatPath, type Schema, type Infer, type ObjectOf, type Issue, type Path, type JsonSchema } from './runtime/schema.js';
-export { loadConfig, parseYaml, ConfigSource, portNames, type MusterConfig, type PortSection, type PortName, type LoadOptions } from './runtime/config.js';
+export {
+  s,
+  validate,
+  formatPath,
+  type Schema,
+  type Infer,
+  type ObjectOf,
+  type Issue,
+  type Path,
+  type JsonSchema,
+} from './runtime/schema.js';
+export {
+  loadConfig,
+  parseYaml,
+  ConfigSource,
+  portNames,
+  type MusterConfig,
+  type PortSection,
+  type PortName,
+  type LoadOptions,
+} from './runtime/config.js';
 export { builtinAdapters, importAdapter } from './runtime/resolve.js';
 export { createMuster, Muster, type CreateOptions } from './runtime/muster.js';

@@ -42,14 +42,22 @@ class ConstantToken extends StaticLockBackend {
 describe('the conformance kit fails broken implementations', () => {
   it('a lock without mutual exclusion', async () => {
     const shared = new GrantEverything();
-    const failed = await failures((runner) => lockConformance(runner, { name: 'broken', ttl: 200, factory: () => createLock(shared, { timing: { minTtl: 1 } }) }), /mutual exclusion|cannot take/);
+    const failed = await failures(
+      (runner) => lockConformance(runner, { name: 'broken', ttl: 200, factory: () => createLock(shared, { timing: { minTtl: 1 } }) }),
+      /mutual exclusion|cannot take/,
+    );
     expect(failed.length).toBe(2);
   });
 
   it('a lock whose fencing token does not increase', async () => {
     const scope = `const-${Math.random()}`;
     const failed = await failures(
-      (runner) => lockConformance(runner, { name: 'broken', ttl: 200, factory: (): Lock => createLock(new ConstantToken({ scope }), { timing: { minTtl: 1 } }) }),
+      (runner) =>
+        lockConformance(runner, {
+          name: 'broken',
+          ttl: 200,
+          factory: (): Lock => createLock(new ConstantToken({ scope }), { timing: { minTtl: 1 } }),
+        }),
       /token/,
     );
     expect(failed).toEqual([
@@ -71,6 +79,9 @@ describe('the conformance kit fails broken implementations', () => {
         }),
       /stale/,
     );
-    expect(failed).toEqual(['a member goes stale after its ttl and alive again when it beats', 'watch reports snapshot, joined, updated, stale, alive and left']);
+    expect(failed).toEqual([
+      'a member goes stale after its ttl and alive again when it beats',
+      'watch reports snapshot, joined, updated, stale, alive and left',
+    ]);
   }, 30_000);
 });

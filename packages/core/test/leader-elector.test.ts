@@ -14,10 +14,16 @@ const until = async (check: () => boolean, ms = 5000) => {
 describe('LeaderElector', () => {
   it('elects one leader; resign hands over at once; the next leader has a larger token', async () => {
     const scope = `elect-${Math.random()}`;
-    const [a, b] = [new LeaderElector(newLock(scope), 'leader', { ttl: 60_000 }), new LeaderElector(newLock(scope), 'leader', { ttl: 60_000 })];
+    const [a, b] = [
+      new LeaderElector(newLock(scope), 'leader', { ttl: 60_000 }),
+      new LeaderElector(newLock(scope), 'leader', { ttl: 60_000 }),
+    ];
     const events: string[] = [];
     const tokens: bigint[] = [];
-    for (const [name, e] of [['a', a], ['b', b]] as const) {
+    for (const [name, e] of [
+      ['a', a],
+      ['b', b],
+    ] as const) {
       e.onElected((lease) => {
         events.push(`${name} elected`);
         tokens.push(lease.token);

@@ -145,7 +145,9 @@ describe('config errors name file:line:col and the path', () => {
 export default defineAdapter({ name: 'lock-only', options: s.object({}), lock: () => { throw new Error('unused'); } });`,
     );
     const error = await configError(file('wrong-port.yaml', `discovery:\n  adapter: ${adapter}\n`));
-    expect(error.message).toMatch(/wrong-port\.yaml:2:12: discovery\.adapter: adapter '.*lock-only\.mjs' does not provide discovery; it provides lock/);
+    expect(error.message).toMatch(
+      /wrong-port\.yaml:2:12: discovery\.adapter: adapter '.*lock-only\.mjs' does not provide discovery; it provides lock/,
+    );
   });
 });
 

@@ -14,7 +14,14 @@ describe('options schema', () => {
   });
 
   it('names the path of every problem', () => {
-    const result = validate(schema, { ttl: 'soon', members: [{ address: 'x', port: 1 }, { address: 'y', port: 70000 }], extra: 1 });
+    const result = validate(schema, {
+      ttl: 'soon',
+      members: [
+        { address: 'x', port: 1 },
+        { address: 'y', port: 70000 },
+      ],
+      extra: 1,
+    });
     expect('issues' in result && result.issues.map((i) => [i.path.join('.'), i.message])).toEqual([
       ['extra', 'unknown key; expected one of service, ttl, members'],
       ['service', 'is required'],

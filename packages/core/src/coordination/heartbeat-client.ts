@@ -1,13 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { anySignal, backoffDelay, sleep, type WaitOptions } from '../abort.js';
 import { systemClock, type Clock } from '../clock.js';
-import {
-  BackendError,
-  ClosedError,
-  InvalidArgumentError,
-  MusterError,
-  PayloadTooLargeError,
-} from '../errors.js';
+import { BackendError, ClosedError, InvalidArgumentError, MusterError, PayloadTooLargeError } from '../errors.js';
 import type { BeatOptions, HeartbeatEvent, HeartbeatStore, JsonValue, MemberHeartbeat } from '../ports/heartbeat.js';
 import { EventChannel } from './channel.js';
 import { sameValue } from './endpoint-set.js';
@@ -108,10 +102,7 @@ class HeartbeatClient implements HeartbeatStore {
       throw new InvalidArgumentError(`beat(): payload of '${memberId}' is not JSON-serialisable (${(cause as Error).message})`);
     }
     if (size > this.#maxPayloadBytes) throw new PayloadTooLargeError(`the payload of '${memberId}'`, size, this.#maxPayloadBytes);
-    await this.#backend.write(
-      { memberId, group: options?.group ?? 'default', payload, ttl, incarnation: this.#incarnation },
-      { signal },
-    );
+    await this.#backend.write({ memberId, group: options?.group ?? 'default', payload, ttl, incarnation: this.#incarnation }, { signal });
   }
 
   /** Turns backend records into what callers see, judging liveness on the local clock. */
@@ -215,7 +206,7 @@ class HeartbeatClient implements HeartbeatStore {
       armStaleTimer(now);
     };
 
-    for (let attempt = 0; !signal.aborted; ) {
+    for (let attempt = 0; !signal.aborted;) {
       try {
         const views = this.#backend.views ? this.#backend.views(group, { signal }) : this.#poll(group, signal);
         for await (const view of views) {
@@ -254,4 +245,3 @@ class HeartbeatClient implements HeartbeatStore {
     await this.#backend.close?.();
   }
 }
-

@@ -1,13 +1,6 @@
 import { anySignal, backoffDelay, sleep } from '../abort.js';
 import { systemClock, type Clock } from '../clock.js';
-import {
-  abortErrorFrom,
-  ClosedError,
-  InvalidArgumentError,
-  LockLostError,
-  MusterError,
-  TimeoutError,
-} from '../errors.js';
+import { abortErrorFrom, ClosedError, InvalidArgumentError, LockLostError, MusterError, TimeoutError } from '../errors.js';
 import type { AcquireOptions, Lease, Lock } from '../ports/lock.js';
 
 /** What the backend confirmed for one acquire or renewal. */
@@ -77,10 +70,7 @@ export function isTransient(error: unknown): boolean {
  */
 export const simulateCrash: unique symbol = Symbol.for('muster.testing.simulateCrash') as never;
 
-export function createLock(
-  backend: LockBackend,
-  options: { timing?: Partial<LockTiming>; clock?: Clock } = {},
-): Lock {
+export function createLock(backend: LockBackend, options: { timing?: Partial<LockTiming>; clock?: Clock } = {}): Lock {
   return new LockClient(backend, { ...defaultLockTiming, ...options.timing }, options.clock ?? systemClock);
 }
 
@@ -123,7 +113,7 @@ class LockClient implements Lock {
     const deadline = wait === undefined ? Infinity : this.#clock.now() + wait;
     const signal = anySignal(options?.signal, this.#closing.signal);
     const retry = Math.max(10, ttl * this.#timing.retryRatio);
-    for (let attempt = 0; ; ) {
+    for (let attempt = 0; ;) {
       if (signal.aborted) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
       const started = this.#clock.now();
       let pause = retry;
@@ -256,9 +246,7 @@ class HeldLease implements Lease {
 
   renew(): Promise<void> {
     if (this.#lost.signal.aborted) {
-      return Promise.reject(
-        new LockLostError(this.name, 'the lease was already lost or released', { cause: this.#lost.signal.reason }),
-      );
+      return Promise.reject(new LockLostError(this.name, 'the lease was already lost or released', { cause: this.#lost.signal.reason }));
     }
     this.#renewing ??= this.#renewOnce().finally(() => {
       this.#renewing = undefined;

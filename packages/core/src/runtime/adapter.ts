@@ -44,7 +44,10 @@ export interface DefinedAdapter<O = unknown> extends AdapterDefinition<O> {
 export function defineAdapter<O>(definition: AdapterDefinition<O>): DefinedAdapter<O> {
   const provides = (['discovery', 'lock', 'heartbeat'] as const).filter((p) => typeof definition[p] === 'function');
   if (!definition.name || provides.length === 0) {
-    throw new AdapterInvalidError(definition.name ?? '(unnamed)', 'defineAdapter() needs a name and at least one of discovery, lock, heartbeat');
+    throw new AdapterInvalidError(
+      definition.name ?? '(unnamed)',
+      'defineAdapter() needs a name and at least one of discovery, lock, heartbeat',
+    );
   }
   return Object.freeze({ ...definition, provides, [adapterBrand]: true as const });
 }

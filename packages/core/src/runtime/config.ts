@@ -116,7 +116,11 @@ function retype(text: string): unknown {
 }
 
 /** Parses YAML text; `file` is what error messages name. */
-export async function parseYaml(text: string, file: string, env: Readonly<Record<string, string | undefined>> = process.env): Promise<ConfigSource> {
+export async function parseYaml(
+  text: string,
+  file: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<ConfigSource> {
   // Loaded only when a file is read: a config passed as an object never pays for the parser.
   const { LineCounter, parseDocument, isScalar, visit } = await import('yaml');
   const lines = new LineCounter();
@@ -137,7 +141,11 @@ export async function parseYaml(text: string, file: string, env: Readonly<Record
       const substituted = node.value.replace(reference, (_m, name: string, fallback?: string) => {
         const value = env[name] ?? fallback;
         if (value === undefined && !missing) {
-          missing = new ConfigError('', `environment variable ${name} is not set (write \${${name}:-default} for a default)`, at(node.range?.[0] ?? 0));
+          missing = new ConfigError(
+            '',
+            `environment variable ${name} is not set (write \${${name}:-default} for a default)`,
+            at(node.range?.[0] ?? 0),
+          );
         }
         return value ?? '';
       });
@@ -154,7 +162,10 @@ export async function parseYaml(text: string, file: string, env: Readonly<Record
     { file, dir: dirname(file), doc, lines },
   );
   if (data !== null && data !== undefined && (typeof data !== 'object' || Array.isArray(data))) {
-    throw source.error([], `the document must be a map of sections (discovery, lock, heartbeat, …), got ${Array.isArray(data) ? 'a list' : typeof data}`);
+    throw source.error(
+      [],
+      `the document must be a map of sections (discovery, lock, heartbeat, …), got ${Array.isArray(data) ? 'a list' : typeof data}`,
+    );
   }
   return source;
 }

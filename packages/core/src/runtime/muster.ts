@@ -32,7 +32,13 @@ export class Muster implements AsyncDisposable {
   readonly #order: PortName[];
   #closed: Promise<void> | undefined;
 
-  constructor(container: Container, config: ConfigSource, ports: Partial<PortTypes>, order: PortName[], adapters: Partial<Record<PortName, string>>) {
+  constructor(
+    container: Container,
+    config: ConfigSource,
+    ports: Partial<PortTypes>,
+    order: PortName[],
+    adapters: Partial<Record<PortName, string>>,
+  ) {
     this.container = container;
     this.config = config;
     this.#ports = ports;
@@ -113,9 +119,13 @@ export async function createMuster(input: string | URL | MusterConfig, options: 
   try {
     for (const [port, section] of sections) {
       const adapter = loaded.get(section.adapter)!;
-      const factory = adapter[port] as ((o: unknown, c: AdapterContext) => PortTypes[typeof port] | Promise<PortTypes[typeof port]>) | undefined;
+      const factory = adapter[port] as
+        ((o: unknown, c: AdapterContext) => PortTypes[typeof port] | Promise<PortTypes[typeof port]>) | undefined;
       if (!factory) {
-        throw config.error([port, 'adapter'], `adapter '${section.adapter}' does not provide ${port}; it provides ${adapter.provides.join(', ')}`);
+        throw config.error(
+          [port, 'adapter'],
+          `adapter '${section.adapter}' does not provide ${port}; it provides ${adapter.provides.join(', ')}`,
+        );
       }
       const adapterOptions = config.parse([port, 'options'], adapter.options);
       const context: AdapterContext = {

@@ -26,7 +26,8 @@ export interface Schema<T> {
 
 export type Infer<S> = S extends Schema<infer T> ? T : never;
 
-const show = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'a map' : JSON.stringify(v));
+const show = (v: unknown): string =>
+  v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'a map' : JSON.stringify(v);
 
 function make<T>(parse: Schema<T>['parse'], jsonSchema: () => JsonSchema): Schema<T> {
   return { parse, jsonSchema };
@@ -43,14 +44,21 @@ function string(options: { minLength?: number; pattern?: RegExp; hint?: string }
     (v, path, issues) => {
       if (typeof v !== 'string') return void issues.push({ path, message: `expected a string, got ${show(v)}` });
       if (options.minLength !== undefined && v.length < options.minLength) {
-        return void issues.push({ path, message: options.minLength === 1 ? 'must not be empty' : `must be at least ${options.minLength} characters` });
+        return void issues.push({
+          path,
+          message: options.minLength === 1 ? 'must not be empty' : `must be at least ${options.minLength} characters`,
+        });
       }
       if (options.pattern && !options.pattern.test(v)) {
         return void issues.push({ path, message: `${JSON.stringify(v)} is not ${options.hint ?? `of the form ${options.pattern}`}` });
       }
       return v;
     },
-    () => ({ type: 'string', ...(options.minLength ? { minLength: options.minLength } : {}), ...(options.pattern ? { pattern: options.pattern.source } : {}) }),
+    () => ({
+      type: 'string',
+      ...(options.minLength ? { minLength: options.minLength } : {}),
+      ...(options.pattern ? { pattern: options.pattern.source } : {}),
+    }),
   );
 }
 
@@ -58,11 +66,17 @@ function integer(options: { min?: number; max?: number } = {}): Schema<number> {
   return make(
     (v, path, issues) => {
       if (typeof v !== 'number' || !Number.isInteger(v)) return void issues.push({ path, message: `expected an integer, got ${show(v)}` });
-      if (options.min !== undefined && v < options.min) return void issues.push({ path, message: `must be at least ${options.min}, got ${v}` });
-      if (options.max !== undefined && v > options.max) return void issues.push({ path, message: `must be at most ${options.max}, got ${v}` });
+      if (options.min !== undefined && v < options.min)
+        return void issues.push({ path, message: `must be at least ${options.min}, got ${v}` });
+      if (options.max !== undefined && v > options.max)
+        return void issues.push({ path, message: `must be at most ${options.max}, got ${v}` });
       return v;
     },
-    () => ({ type: 'integer', ...(options.min !== undefined ? { minimum: options.min } : {}), ...(options.max !== undefined ? { maximum: options.max } : {}) }),
+    () => ({
+      type: 'integer',
+      ...(options.min !== undefined ? { minimum: options.min } : {}),
+      ...(options.max !== undefined ? { maximum: options.max } : {}),
+    }),
   );
 }
 
@@ -79,17 +93,25 @@ function duration(options: { min?: number } = {}): Schema<number> {
     (v, path, issues) => {
       const ms = typeof v === 'number' || typeof v === 'string' ? parseDuration(v) : undefined;
       if (ms === undefined) return void issues.push({ path, message: `expected a duration such as 500ms, 10s or 2m, got ${show(v)}` });
-      if (options.min !== undefined && ms < options.min) return void issues.push({ path, message: `must be at least ${options.min} ms, got ${ms} ms` });
+      if (options.min !== undefined && ms < options.min)
+        return void issues.push({ path, message: `must be at least ${options.min} ms, got ${ms} ms` });
       return ms;
     },
-    () => ({ oneOf: [{ type: 'string', pattern: '^\\d+(\\.\\d+)?(ms|s|m|h)$' }, { type: 'number', minimum: 0 }] }),
+    () => ({
+      oneOf: [
+        { type: 'string', pattern: '^\\d+(\\.\\d+)?(ms|s|m|h)$' },
+        { type: 'number', minimum: 0 },
+      ],
+    }),
   );
 }
 
 function literal<const T extends string | number>(...values: T[]): Schema<T> {
   return make(
     (v, path, issues) =>
-      values.includes(v as T) ? (v as T) : void issues.push({ path, message: `expected one of ${values.map((x) => JSON.stringify(x)).join(', ')}, got ${show(v)}` }),
+      values.includes(v as T)
+        ? (v as T)
+        : void issues.push({ path, message: `expected one of ${values.map((x) => JSON.stringify(x)).join(', ')}, got ${show(v)}` }),
     () => ({ enum: values }),
   );
 }
@@ -149,9 +171,18 @@ function object<S extends Shape>(shape: S, options: { unknownKeys?: 'error' | 'a
     () => ({
       type: 'object',
       properties: Object.fromEntries(
-        Object.entries(shape).map(([k, s]) => [k, { ...s.jsonSchema(), ...(s.description ? { description: s.description } : {}), ...(s.fallback !== undefined ? { default: s.fallback } : {}) }]),
+        Object.entries(shape).map(([k, s]) => [
+          k,
+          {
+            ...s.jsonSchema(),
+            ...(s.description ? { description: s.description } : {}),
+            ...(s.fallback !== undefined ? { default: s.fallback } : {}),
+          },
+        ]),
       ),
-      required: Object.entries(shape).filter(([, s]) => !s.optional && s.fallback === undefined).map(([k]) => k),
+      required: Object.entries(shape)
+        .filter(([, s]) => !s.optional && s.fallback === undefined)
+        .map(([k]) => k),
       additionalProperties: options.unknownKeys === 'allow',
     }),
   );
@@ -194,7 +225,10 @@ function union<T extends unknown[]>(...alternatives: { [K in keyof T]: Schema<T[
 
 /** Any value, unchecked (an application's own section validated elsewhere). */
 function unknown(): Schema<unknown> {
-  return make((v) => v, () => ({}));
+  return make(
+    (v) => v,
+    () => ({}),
+  );
 }
 
 function optional<T>(schema: Schema<T>): Schema<T> & { optional: true } {

@@ -43,14 +43,18 @@ export function discoveryConformance(runner: SuiteRunner, options: DiscoverySuit
     return { discovery, control };
   };
   const test = (name: string, fn: () => Promise<void>) =>
-    runner.test(name, async () => {
-      try {
-        await fn();
-      } finally {
-        await Promise.allSettled(opened.splice(0).map((d) => d.close()));
-        await Promise.allSettled(controls.splice(0).map((c) => c.cleanup?.()));
-      }
-    }, timeout);
+    runner.test(
+      name,
+      async () => {
+        try {
+          await fn();
+        } finally {
+          await Promise.allSettled(opened.splice(0).map((d) => d.close()));
+          await Promise.allSettled(controls.splice(0).map((c) => c.cleanup?.()));
+        }
+      },
+      timeout,
+    );
 
   runner.describe(`Discovery conformance: ${options.name}`, () => {
     test('list returns every endpoint, sorted by id, with its fields', async () => {
@@ -75,7 +79,11 @@ export function discoveryConformance(runner: SuiteRunner, options: DiscoverySuit
     test('watch starts with a snapshot, then reports add, ready flip and remove with the full state', async () => {
       const { discovery, control } = await setup();
       await control.add({ id: 'first', address: '127.0.0.21', port: 9042, ready: true });
-      await eventually('the first endpoint to be listed', async () => ((await discovery.list(control.service)).length === 1 ? true : undefined), propagation);
+      await eventually(
+        'the first endpoint to be listed',
+        async () => ((await discovery.list(control.service)).length === 1 ? true : undefined),
+        propagation,
+      );
       const watch = discovery.watch(control.service)[Symbol.asyncIterator]();
       const snapshot = await nextWithin(watch, propagation, 'initial snapshot');
       assert.equal(snapshot.type, 'snapshot', 'the first item was not a snapshot');

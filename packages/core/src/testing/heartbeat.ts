@@ -31,13 +31,17 @@ export function heartbeatConformance(runner: SuiteRunner, options: HeartbeatSuit
     return s;
   };
   const test = (name: string, fn: () => Promise<void>) =>
-    runner.test(name, async () => {
-      try {
-        await fn();
-      } finally {
-        await Promise.allSettled(opened.splice(0).map((s) => s.close()));
-      }
-    }, timeout);
+    runner.test(
+      name,
+      async () => {
+        try {
+          await fn();
+        } finally {
+          await Promise.allSettled(opened.splice(0).map((s) => s.close()));
+        }
+      },
+      timeout,
+    );
 
   runner.describe(`HeartbeatStore conformance: ${options.name}`, () => {
     test('beat, get and list round-trip the payload', async () => {
@@ -51,11 +55,18 @@ export function heartbeatConformance(runner: SuiteRunner, options: HeartbeatSuit
       assert.equal(got.group, group);
       assert.equal(got.alive, true);
       assert.equal(typeof got.incarnation, 'string');
-      const listed = await eventually('both members listed', async () => {
-        const l = await hb.list(group);
-        return l.length === 2 ? l : undefined;
-      }, propagation);
-      assert.deepEqual(listed.map((m) => m.memberId), ['member-a', 'member-b']);
+      const listed = await eventually(
+        'both members listed',
+        async () => {
+          const l = await hb.list(group);
+          return l.length === 2 ? l : undefined;
+        },
+        propagation,
+      );
+      assert.deepEqual(
+        listed.map((m) => m.memberId),
+        ['member-a', 'member-b'],
+      );
       await hb.remove('member-a');
       await hb.remove('member-b');
     });
@@ -65,7 +76,11 @@ export function heartbeatConformance(runner: SuiteRunner, options: HeartbeatSuit
       const id = uniqueName('stale');
       await hb.beat(id, { n: 1 }, { ttl });
       await eventually('the member to be seen alive', async () => ((await hb.get(id))?.alive === true ? true : undefined), propagation);
-      const stale = await eventually('the member to go stale', async () => ((await hb.get(id))?.alive === false ? true : undefined), ttl * 4 + propagation);
+      const stale = await eventually(
+        'the member to go stale',
+        async () => ((await hb.get(id))?.alive === false ? true : undefined),
+        ttl * 4 + propagation,
+      );
       assert.ok(stale);
       await hb.beat(id, { n: 2 }, { ttl: ttl * 20 });
       await eventually('the member to be alive again', async () => ((await hb.get(id))?.alive === true ? true : undefined), propagation);
@@ -76,7 +91,11 @@ export function heartbeatConformance(runner: SuiteRunner, options: HeartbeatSuit
       const hb = await store();
       const id = uniqueName('big');
       const limit = options.maxPayloadBytes ?? 4096;
-      await expectCode(hb.beat(id, { blob: 'x'.repeat(limit + 1) }, { ttl }), 'MUSTER_PAYLOAD_TOO_LARGE', 'beat() with an oversized payload');
+      await expectCode(
+        hb.beat(id, { blob: 'x'.repeat(limit + 1) }, { ttl }),
+        'MUSTER_PAYLOAD_TOO_LARGE',
+        'beat() with an oversized payload',
+      );
       await wait(Math.min(500, propagation));
       assert.equal(await hb.get(id), undefined, 'a refused beat was written');
     });
@@ -94,16 +113,27 @@ export function heartbeatConformance(runner: SuiteRunner, options: HeartbeatSuit
       const [writer, watcher] = [await store(), await store()];
       const group = uniqueName('watched');
       await writer.beat('existing', { n: 0 }, { ttl: ttl * 40, group });
-      await eventually('the first member to be listed', async () => ((await watcher.list(group)).length === 1 ? true : undefined), propagation);
+      await eventually(
+        'the first member to be listed',
+        async () => ((await watcher.list(group)).length === 1 ? true : undefined),
+        propagation,
+      );
       const watch = watcher.watch(group)[Symbol.asyncIterator]();
       const snapshot = await nextWithin(watch, propagation, 'initial snapshot');
       assert.equal(snapshot.type, 'snapshot');
-      assert.deepEqual((snapshot as { members: readonly MemberHeartbeat[] }).members.map((m) => m.memberId), ['existing']);
-      const member = (type: MemberEvent['type']) => (e: HeartbeatEvent) => e.type === type && (e as MemberEvent).member.memberId === 'joiner';
+      assert.deepEqual(
+        (snapshot as { members: readonly MemberHeartbeat[] }).members.map((m) => m.memberId),
+        ['existing'],
+      );
+      const member = (type: MemberEvent['type']) => (e: HeartbeatEvent) =>
+        e.type === type && (e as MemberEvent).member.memberId === 'joiner';
 
       await writer.beat('joiner', { n: 1 }, { ttl, group });
       const joined = (await nextMatching(watch, member('joined'), propagation, 'joined event')) as MemberEvent;
-      assert.deepEqual(joined.members.map((m) => m.memberId), ['existing', 'joiner']);
+      assert.deepEqual(
+        joined.members.map((m) => m.memberId),
+        ['existing', 'joiner'],
+      );
       await writer.beat('joiner', { n: 2 }, { ttl, group });
       const updated = (await nextMatching(watch, member('updated'), propagation, 'updated event')) as MemberEvent;
       assert.deepEqual(updated.member.payload, { n: 2 });
@@ -114,7 +144,10 @@ export function heartbeatConformance(runner: SuiteRunner, options: HeartbeatSuit
       assert.equal(alive.member.alive, true);
       await writer.remove('joiner');
       const left = (await nextMatching(watch, member('left'), propagation, 'left event')) as MemberEvent;
-      assert.deepEqual(left.members.map((m) => m.memberId), ['existing']);
+      assert.deepEqual(
+        left.members.map((m) => m.memberId),
+        ['existing'],
+      );
       await watch.return?.();
       await writer.remove('existing');
     });

@@ -43,13 +43,17 @@ export function lockConformance(runner: SuiteRunner, options: LockSuiteOptions):
     return lock;
   };
   const test = (name: string, fn: () => Promise<void>) =>
-    runner.test(name, async () => {
-      try {
-        await fn();
-      } finally {
-        await Promise.allSettled(clients.splice(0).map((c) => c.close()));
-      }
-    }, timeout);
+    runner.test(
+      name,
+      async () => {
+        try {
+          await fn();
+        } finally {
+          await Promise.allSettled(clients.splice(0).map((c) => c.close()));
+        }
+      },
+      timeout,
+    );
 
   runner.describe(`Lock conformance: ${options.name}`, () => {
     test('acquire returns a lease that other clients cannot take', async () => {
@@ -180,7 +184,10 @@ export function lockConformance(runner: SuiteRunner, options: LockSuiteOptions):
     test('withLock releases when the function throws, and returns its value otherwise', async () => {
       const [a, b] = [await client(), await client()];
       const name = uniqueName('withlock');
-      await assert.rejects(a.withLock(name, async () => Promise.reject(new Error('boom')), { ttl }), /boom/);
+      await assert.rejects(
+        a.withLock(name, async () => Promise.reject(new Error('boom')), { ttl }),
+        /boom/,
+      );
       const value = await b.withLock(name, async (lease: Lease) => `held ${lease.name}`, { ttl, wait: 5000 });
       assert.equal(value, `held ${name}`);
     });

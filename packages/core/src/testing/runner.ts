@@ -22,7 +22,8 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) assert.fail(`${what} did not happen within ${timeoutMs} ms${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    if (Date.now() > deadline)
+      assert.fail(`${what} did not happen within ${timeoutMs} ms${last ? ` (last error: ${(last as Error).message})` : ''}`);
     await wait(intervalMs);
   }
 }
@@ -43,7 +44,12 @@ export async function nextWithin<T>(iterator: AsyncIterator<T>, timeoutMs: numbe
 }
 
 /** Reads items until one satisfies `match`, failing after `timeoutMs` in total. */
-export async function nextMatching<T>(iterator: AsyncIterator<T>, match: (item: T) => boolean, timeoutMs: number, what: string): Promise<T> {
+export async function nextMatching<T>(
+  iterator: AsyncIterator<T>,
+  match: (item: T) => boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const item = await nextWithin(iterator, Math.max(1, deadline - Date.now()), what);
@@ -59,7 +65,11 @@ export async function expectCode(promise: Promise<unknown>, code: string, what: 
   try {
     await promise;
   } catch (error) {
-    assert.equal((error as { code?: unknown }).code, code, `${what}: expected an error with code ${code}, got ${(error as Error)?.message ?? String(error)}`);
+    assert.equal(
+      (error as { code?: unknown }).code,
+      code,
+      `${what}: expected an error with code ${code}, got ${(error as Error)?.message ?? String(error)}`,
+    );
     return;
   }
   assert.fail(`${what}: expected an error with code ${code}, but it succeeded`);
