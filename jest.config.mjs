@@ -19,6 +19,7 @@ const base = {
     '^@muster/adapter-k8s$': '<rootDir>/../../packages/adapter-k8s/src/index.ts',
     '^@muster/adapter-consul$': '<rootDir>/../../packages/adapter-consul/src/index.ts',
     '^@muster/cql-proxy$': '<rootDir>/../../packages/cql-proxy/src/index.ts',
+    '^@muster-examples/adapter-memory$': '<rootDir>/../../examples/adapter-memory/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testEnvironment: 'node',
@@ -34,5 +35,6 @@ export default {
     project('packages/adapter-consul', 'adapter-consul'),
     project('packages/cql-proxy', 'cql-proxy'),
     project('scripts/testenv', 'testenv'),
+    project('examples/adapter-memory', 'example-adapter-memory'),
   ],
 };

@@ -23,6 +23,16 @@ export interface DiscoverySuiteOptions {
   readonly timeout?: number;
 }
 
+/** The iterator's next result, or 'hung' when none comes within `ms`. */
+async function endWithin(iterator: AsyncIterator<unknown>, ms: number): Promise<IteratorResult<unknown> | 'hung'> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([iterator.next(), new Promise<'hung'>((r) => (timer = setTimeout(() => r('hung'), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const ids = (endpoints: readonly Endpoint[]) => endpoints.map((e) => e.id);
 
 /**
@@ -117,7 +127,7 @@ export function discoveryConformance(runner: SuiteRunner, options: DiscoverySuit
       const watch = discovery.watch(control.service, { signal: controller.signal })[Symbol.asyncIterator]();
       await nextWithin(watch, propagation, 'initial snapshot');
       controller.abort();
-      const end = await Promise.race([watch.next(), new Promise<'hung'>((r) => setTimeout(() => r('hung'), propagation))]);
+      const end = await endWithin(watch, propagation);
       assert.notEqual(end, 'hung', 'the watch did not end after abort');
       assert.equal((end as IteratorResult<unknown>).done, true);
     });
@@ -127,7 +137,7 @@ export function discoveryConformance(runner: SuiteRunner, options: DiscoverySuit
       const watch = discovery.watch(control.service)[Symbol.asyncIterator]();
       await nextWithin(watch, propagation, 'initial snapshot');
       await discovery.close();
-      const end = await Promise.race([watch.next(), new Promise<'hung'>((r) => setTimeout(() => r('hung'), propagation))]);
+      const end = await endWithin(watch, propagation);
       assert.notEqual(end, 'hung', 'the watch did not end after close()');
       assert.equal((end as IteratorResult<unknown>).done, true);
     });
