@@ -1,1 +1,93 @@
-export {};
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { createHeartbeatStore, createLock, defineAdapter, s, type AdapterContext, type BeatOptions, type HeartbeatStore, type Infer } from '@muster/core';
+import { connect } from './client.js';
+import { EndpointSliceDiscovery } from './discovery.js';
+import { LeaseHeartbeatBackend } from './heartbeat.js';
+import { LeaseLockBackend } from './lock.js';
+
+const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+const optionsSchema = s.object({
+  kubeconfig: s.optional(s.describe(s.string({ minLength: 1 }), 'kubeconfig file (relative to the config file); default: in-cluster config in a pod, else $KUBECONFIG or ~/.kube/config')),
+  context: s.optional(s.describe(s.string({ minLength: 1 }), 'kubeconfig context (default: its current-context)')),
+  namespace: s.optional(s.describe(s.string({ pattern: dnsLabel, hint: 'a namespace name (lower-case letters, digits and -)' }), 'overrides the namespace of the context or the pod')),
+  inCluster: s.optional(s.describe(s.boolean(), 'true: only the pod service account; false: never')),
+  requestTimeout: s.withDefault(s.duration({ min: 100 }), 30_000),
+  port: s.optional(s.describe(s.string({ minLength: 1 }), 'discovery: the named port reported as each endpoint\'s port')),
+  resync: s.withDefault(s.describe(s.duration({ min: 1000 }), 'discovery: relist this often and emit what differs'), 300_000),
+  holder: s.optional(s.describe(s.string({ minLength: 1 }), 'lock: holderIdentity prefix (default: POD_NAME or the host name); a random suffix keeps clients apart')),
+  ttl: s.optional(s.describe(s.duration({ min: 1000 }), 'lock and heartbeat: default lease / heartbeat ttl (whole seconds are published)')),
+  lockPrefix: s.withDefault(s.string(), ''),
+  heartbeatPrefix: s.withDefault(s.string({ minLength: 1 }), 'muster-hb-'),
+  group: s.optional(s.describe(s.string({ minLength: 1 }), 'heartbeat: the group beat() uses when given none')),
+  maxPayloadBytes: s.withDefault(s.integer({ min: 1, max: 200_000 }), 4096),
+});
+
+export type KubernetesOptions = Infer<typeof optionsSchema>;
+
+function connectFor(options: KubernetesOptions, context: AdapterContext) {
+  return connect({
+    kubeconfig: options.kubeconfig,
+    context: options.context,
+    namespace: options.namespace,
+    inCluster: options.inCluster,
+    requestTimeout: options.requestTimeout,
+    baseDir: context.configDir,
+    describe: (option) => context.describe([option]),
+  });
+}
+
+/** Beats into the configured group when the caller names none. */
+function withDefaultGroup(store: HeartbeatStore, group: string | undefined): HeartbeatStore {
+  if (group === undefined) return store;
+  return {
+    beat: (memberId, payload, beatOptions?: BeatOptions) => store.beat(memberId, payload, { ...beatOptions, group: beatOptions?.group ?? group }),
+    get: (memberId, o) => store.get(memberId, o),
+    list: (g, o) => store.list(g, o),
+    watch: (g, o) => store.watch(g, o),
+    remove: (memberId, o) => store.remove(memberId, o),
+    close: () => store.close(),
+  };
+}
+
+/**
+ * Kubernetes: discovery from EndpointSlices, locks and heartbeats on coordination.k8s.io/v1
+ * Leases. Each port opens its own connection when it is created; importing this module loads
+ * neither the YAML parser nor @kubernetes/client-node (see client.ts for what loads when).
+ */
+export default defineAdapter({
+  name: 'kubernetes',
+  options: optionsSchema,
+  async discovery(options, context) {
+    return new EndpointSliceDiscovery({
+      client: await connectFor(options, context),
+      port: options.port,
+      resync: options.resync,
+      podName: process.env.POD_NAME,
+      clock: context.clock,
+    });
+  },
+  async lock(options, context) {
+    const holder = `${options.holder ?? process.env.POD_NAME ?? hostname()}_${randomUUID().slice(0, 8)}`;
+    return createLock(new LeaseLockBackend({ client: await connectFor(options, context), holder, clock: context.clock, leasePrefix: options.lockPrefix }), {
+      clock: context.clock,
+      timing: { minTtl: 1000, ...(options.ttl !== undefined ? { defaultTtl: options.ttl } : {}) },
+    });
+  },
+  async heartbeat(options, context) {
+    const store = createHeartbeatStore(new LeaseHeartbeatBackend({ client: await connectFor(options, context), leasePrefix: options.heartbeatPrefix }), {
+      clock: context.clock,
+      minTtl: 1000,
+      maxPayloadBytes: options.maxPayloadBytes,
+      ...(options.ttl !== undefined ? { defaultTtl: options.ttl } : {}),
+    });
+    return withDefaultGroup(store, options.group);
+  },
+});
+
+export { connect, KubeClient, KubernetesError, kubernetesError, resolveConnection, type ConnectionOptions } from './client.js';
+export { EndpointSliceDiscovery, type EndpointSliceDiscoveryOptions } from './discovery.js';
+export { endpointsFromSlices, type EndpointSliceObject } from './endpoint-slices.js';
+export { LeaseLockBackend, type LeaseLockOptions } from './lock.js';
+export { LeaseHeartbeatBackend, type LeaseHeartbeatOptions } from './heartbeat.js';

@@ -1,0 +1,177 @@
+import {
+  InvalidArgumentError,
+  LockLostError,
+  systemClock,
+  type BackendCallOptions,
+  type Clock,
+  type LeaseGrant,
+  type LockBackend,
+} from '@muster/core';
+import { isConflict, KubernetesError, leases, type KubeClient } from './client.js';
+import {
+  acquiredSpec,
+  judge,
+  leaseNamePattern,
+  observe,
+  releasedSpec,
+  renewedSpec,
+  type LeaseObject,
+  type Observation,
+} from './lease-record.js';
+
+export interface LeaseLockOptions {
+  readonly client: KubeClient;
+  /** holderIdentity written into the Lease; unique per client (two clients with one identity would both hold). */
+  readonly holder: string;
+  readonly clock?: Clock;
+  /** Added to the lock name to form the Lease name (e.g. `muster-lock-`). */
+  readonly leasePrefix?: string;
+}
+
+/** What a grant carries to the next renew or release: the Lease as we last wrote it. */
+interface Held {
+  readonly lease: LeaseObject;
+}
+
+/**
+ * A lock on a coordination.k8s.io/v1 Lease per lock name, the record client-go's leader election
+ * uses, so Go controllers and Muster processes contend for one Lease correctly.
+ *
+ * - Writes are optimistic (PUT with the resourceVersion read): a 409 Conflict means another
+ *   contender wrote first and this attempt lost; createLock() retries per the retry period.
+ * - A held Lease counts as expired only after its published leaseDurationSeconds has passed since
+ *   this process observed the record change (client-go's rule), never by its renewTime.
+ * - Fencing token: `leaseTransitions`, bumped on every acquisition. It orders holders of *one*
+ *   Lease object: a Lease that is deleted and recreated (new metadata.uid) starts again at 0, so a
+ *   resource that keeps tokens across such a reset must key them by the Lease uid too.
+ * - Release writes an empty holder and a 1 s duration (as client-go does on ReleaseOnCancel), so
+ *   a waiting contender takes over at its next retry instead of after a whole lease.
+ * - Leases are never deleted, so the RBAC needs only get, create and update on leases.
+ */
+export class LeaseLockBackend implements LockBackend {
+  readonly holder: string;
+  readonly #client: KubeClient;
+  readonly #clock: Clock;
+  readonly #prefix: string;
+  readonly #observed = new Map<string, Observation>();
+  /** Local time until which this client itself holds a name; a lock is not re-entrant. */
+  readonly #heldUntil = new Map<string, number>();
+
+  constructor(options: LeaseLockOptions) {
+    this.holder = options.holder;
+    this.#client = options.client;
+    this.#clock = options.clock ?? systemClock;
+    this.#prefix = options.leasePrefix ?? '';
+  }
+
+  #leaseName(name: string): string {
+    const leaseName = `${this.#prefix}${name}`;
+    if (leaseName.length > 253 || !leaseNamePattern.test(leaseName)) {
+      throw new InvalidArgumentError(
+        `lock name '${name}' gives Lease name '${leaseName}', which Kubernetes refuses: use lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters`,
+      );
+    }
+    return leaseName;
+  }
+
+  #grant(name: string, lease: LeaseObject, ttl: number, sentAt: number): LeaseGrant {
+    this.#observed.set(name, observe(undefined, lease.spec, this.#clock.now()));
+    this.#heldUntil.set(name, sentAt + ttl);
+    const held: Held = { lease };
+    return { token: BigInt(lease.spec?.leaseTransitions ?? 0), state: held };
+  }
+
+  async tryAcquire(name: string, { ttl, signal }: BackendCallOptions): Promise<LeaseGrant | undefined> {
+    const leaseName = this.#leaseName(name);
+    const sentAt = this.#clock.now();
+    const current = await this.#client.get<LeaseObject>(leases, leaseName, { signal });
+    if (!current) {
+      const body: LeaseObject = {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: leaseName, labels: { 'app.kubernetes.io/managed-by': 'muster' } },
+        spec: acquiredSpec(undefined, this.holder, ttl, sentAt),
+      };
+      try {
+        return this.#grant(name, await this.#client.create(leases, body, { signal }), ttl, sentAt);
+      } catch (error) {
+        if (isConflict(error)) return undefined; // AlreadyExists: another contender created it first
+        throw error;
+      }
+    }
+    // Observed now, after the read: a later sighting can only make us wait longer.
+    const now = this.#clock.now();
+    const observation = observe(this.#observed.get(name), current.spec, now);
+    this.#observed.set(name, observation);
+    if ((this.#heldUntil.get(name) ?? 0) > now) return undefined;
+    if (!judge(current.spec, observation, this.holder, now).free) return undefined;
+    const next: LeaseObject = { ...current, spec: acquiredSpec(current.spec, this.holder, ttl, sentAt) };
+    try {
+      return this.#grant(name, await this.#client.replace(leases, next, { signal }), ttl, sentAt);
+    } catch (error) {
+      if (isConflict(error)) return undefined; // somebody else won this round
+      throw error;
+    }
+  }
+
+  async renew(name: string, grant: LeaseGrant, { ttl, signal }: BackendCallOptions): Promise<LeaseGrant> {
+    const { lease } = grant.state as Held;
+    const sentAt = this.#clock.now();
+    try {
+      const renewed = await this.#client.replace(leases, { ...lease, spec: renewedSpec(lease.spec ?? {}, ttl, sentAt) }, { signal });
+      return this.#grant(name, renewed, ttl, sentAt);
+    } catch (error) {
+      if (!isConflict(error)) throw this.#lostIfGone(name, error);
+    }
+    // Somebody wrote the Lease since our last write: a label change, or a takeover.
+    const current = await this.#client.get<LeaseObject>(leases, lease.metadata!.name!, { signal });
+    const reason = this.#notOurs(current, lease, grant.token);
+    if (reason) {
+      this.#heldUntil.delete(name);
+      throw new LockLostError(name, reason);
+    }
+    try {
+      const renewed = await this.#client.replace(leases, { ...current!, spec: renewedSpec(current!.spec ?? {}, ttl, sentAt) }, { signal });
+      return this.#grant(name, renewed, ttl, sentAt);
+    } catch (error) {
+      throw this.#lostIfGone(name, error);
+    }
+  }
+
+  /** Why `current` is no longer the Lease we hold, or undefined when it still is. */
+  #notOurs(current: LeaseObject | undefined, mine: LeaseObject, token: bigint): string | undefined {
+    if (!current) return 'the Lease was deleted';
+    if (current.metadata?.uid !== mine.metadata?.uid) return 'the Lease was deleted and created again';
+    const holder = current.spec?.holderIdentity ?? '';
+    if (holder !== this.holder) return holder ? `'${holder}' holds the Lease now` : 'the Lease was released by someone else';
+    if (BigInt(current.spec?.leaseTransitions ?? 0) !== token) return 'the Lease changed hands in the meantime';
+    return undefined;
+  }
+
+  #lostIfGone(name: string, error: unknown): unknown {
+    if (error instanceof KubernetesError && error.status === 404) {
+      this.#heldUntil.delete(name);
+      return new LockLostError(name, 'the Lease was deleted', { cause: error });
+    }
+    return error;
+  }
+
+  async release(name: string, grant: LeaseGrant, { signal }: { signal: AbortSignal }): Promise<void> {
+    this.#heldUntil.delete(name);
+    const { lease } = grant.state as Held;
+    try {
+      await this.#client.replace(leases, { ...lease, spec: releasedSpec(lease.spec ?? {}, this.#clock.now()) }, { signal });
+      return;
+    } catch (error) {
+      if (error instanceof KubernetesError && error.status === 404) return;
+      if (!isConflict(error)) throw error;
+    }
+    const current = await this.#client.get<LeaseObject>(leases, lease.metadata!.name!, { signal });
+    if (this.#notOurs(current, lease, grant.token)) return; // someone else holds it: nothing of ours to release
+    await this.#client.replace(leases, { ...current!, spec: releasedSpec(current!.spec ?? {}, this.#clock.now()) }, { signal });
+  }
+
+  async close(): Promise<void> {
+    this.#client.close();
+  }
+}
