@@ -35,7 +35,11 @@ const timings = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
 for (let i = 0; i < runs; i++) {
   for (const [name, args] of Object.entries(cases)) {
     const start = process.hrtime.bigint();
-    const r = spawnSync(process.execPath, args, { cwd: here, env: { ...process.env, MUSTER_BENCH_FILE: yamlFile }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const r = spawnSync(process.execPath, args, {
+      cwd: here,
+      env: { ...process.env, MUSTER_BENCH_FILE: yamlFile },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     const ms = Number(process.hrtime.bigint() - start) / 1e6;
     if (r.status !== 0) throw new Error(`${name} failed: ${r.stderr}`);
     timings[name].push(ms);
@@ -47,6 +51,13 @@ console.log(`cold start, ${runs} runs each, node ${process.version}, ${execFileS
 console.log('case'.padEnd(32), 'median ms'.padStart(10), 'min ms'.padStart(8), 'over bare'.padStart(10));
 for (const [name, xs] of Object.entries(timings)) {
   const m = median(xs);
-  console.log(name.padEnd(32), m.toFixed(1).padStart(10), Math.min(...xs).toFixed(1).padStart(8), (name.startsWith('bare') ? '' : `+${(m - bare).toFixed(1)}`).padStart(10));
+  console.log(
+    name.padEnd(32),
+    m.toFixed(1).padStart(10),
+    Math.min(...xs)
+      .toFixed(1)
+      .padStart(8),
+    (name.startsWith('bare') ? '' : `+${(m - bare).toFixed(1)}`).padStart(10),
+  );
 }
 console.log('goals: config object ≤ +50 ms, YAML file ≤ +90 ms over bare node');

@@ -23,7 +23,14 @@ describe('only what the config selects is loaded', () => {
   it('a static config object loads neither other adapters, their clients, nor the YAML parser', () => {
     const urls = loadedBy([]);
     expect(urls.some((u) => u.includes('/adapter-static/'))).toBe(true);
-    for (const unwanted of ['/adapter-k8s/', '/adapter-consul/', '@kubernetes/client-node', '/node_modules/consul/', '/node_modules/yaml/', '/cql-proxy/']) {
+    for (const unwanted of [
+      '/adapter-k8s/',
+      '/adapter-consul/',
+      '@kubernetes/client-node',
+      '/node_modules/consul/',
+      '/node_modules/yaml/',
+      '/cql-proxy/',
+    ]) {
       expect(urls.filter((u) => u.includes(unwanted))).toEqual([]);
     }
   });
