@@ -1,0 +1,93 @@
+// A client-go leader elector (scripts/testenv/k8s-elector, client-go's own leaderelection package)
+// and a Muster lock contend for one Lease: each honours the other's hold, takes over after the
+// other's release without waiting out the lease, and the fencing token (leaseTransitions) keeps
+// growing across both.
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { createMuster, type Muster } from '@muster/core';
+import { eventually } from '@muster/core/testing';
+import { createNamespace, deleteNamespace, entry } from './k8s-testenv.js';
+// @ts-expect-error: plain JavaScript module without types
+import { ELECTOR_VERSION, buildElector } from '../../../scripts/testenv/servers/k8s.mjs';
+
+const cache = process.env.MUSTER_TESTENV_CACHE || join(homedir(), '.cache', 'muster-testenv');
+const elector = join(cache, `k8s-elector-${ELECTOR_VERSION as string}`, 'k8s-elector');
+const haveElector = existsSync(elector) || process.env.MUSTER_BUILD_ELECTOR === '1';
+if (entry && !haveElector) console.warn(`\n*** SKIPPED client-go interop: ${elector} is not built (MUSTER_BUILD_ELECTOR=1 builds it) ***\n`);
+const describeInterop = entry && haveElector ? describe : describe.skip;
+
+interface ElectorEvent {
+  event: string;
+  identity?: string;
+}
+
+function startElector(binary: string, namespace: string, name: string, identity: string) {
+  const child: ChildProcess = spawn(
+    binary,
+    ['--kubeconfig', entry!.kubeconfig, '--namespace', namespace, '--name', name, '--identity', identity, '--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '300ms'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const events: ElectorEvent[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => events.push(JSON.parse(line) as ElectorEvent));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return { child, events, exited };
+}
+
+describeInterop('client-go leader election and a Muster lock share one Lease', () => {
+  let namespace = '';
+  let binary = '';
+  let muster: Muster | undefined;
+  beforeAll(async () => {
+    binary = (await buildElector()) as string;
+    namespace = await createNamespace('muster-interop');
+    muster = await createMuster({ lock: { adapter: 'kubernetes', options: { kubeconfig: entry!.kubeconfig, namespace, holder: 'muster' } } });
+  }, 600_000);
+  afterAll(async () => {
+    await muster?.close();
+    if (namespace) await deleteNamespace(namespace);
+  });
+
+  test('each side waits for the other and takes over on release', async () => {
+    const lock = muster!.lock;
+    const name = 'interop';
+    const first = await lock.acquire(name, { ttl: 4000 });
+
+    const go = startElector(binary, namespace, name, 'go-elector');
+    try {
+      // The Go elector sees Muster as the leader and does not take the Lease while it is renewed.
+      await eventually('the elector to report the Muster holder', async () => (go.events.some((e) => e.event === 'new-leader' && e.identity === first.holder) ? true : undefined), 10_000);
+      await new Promise((r) => setTimeout(r, 6000));
+      expect(go.events.some((e) => e.event === 'started-leading')).toBe(false);
+      expect(first.onLost.aborted).toBe(false);
+
+      // Muster releases: client-go takes over at its next retry, not after the 4 s lease.
+      const releasedAt = Date.now();
+      await first.release();
+      await eventually('the elector to lead', async () => (go.events.some((e) => e.event === 'started-leading') ? true : undefined), 5000, 20);
+      const handover = Date.now() - releasedAt;
+      expect(handover).toBeLessThan(3000);
+
+      // While client-go holds and renews it, Muster cannot take it.
+      expect(await lock.tryAcquire(name, { ttl: 4000 })).toBeUndefined();
+      await new Promise((r) => setTimeout(r, 5000));
+      expect(await lock.tryAcquire(name, { ttl: 4000 })).toBeUndefined();
+
+      // client-go releases on SIGTERM (ReleaseOnCancel): Muster gets it at once, with a larger token.
+      const waiting = lock.acquire(name, { ttl: 4000, wait: 20_000 });
+      const stoppedAt = Date.now();
+      go.child.kill('SIGTERM');
+      const second = await waiting;
+      const takeover = Date.now() - stoppedAt;
+      expect(second.token).toBeGreaterThan(first.token);
+      console.log(`handover Muster→client-go ${handover} ms, client-go→Muster ${takeover} ms; tokens ${first.token} → ${second.token}`);
+      await second.release();
+    } finally {
+      go.child.kill('SIGTERM');
+      await go.exited;
+    }
+  }, 90_000);
+});
