@@ -9,17 +9,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  atomicDir,
-  cacheDir,
-  freePort,
-  log,
-  run,
-  runDir,
-  spawnDaemon,
-  stopProcess,
-  waitFor,
-} from '../lib.mjs';
+import { atomicDir, cacheDir, freePort, log, run, runDir, spawnDaemon, stopProcess, waitFor } from '../lib.mjs';
 
 /** Keep in step with <cassandra.version> in pom.xml. */
 export const VERSION = '5.0.8';
@@ -313,11 +303,12 @@ async function waitForRing(cluster) {
   if (n === 1) return;
   const creds = cluster.auth ? { username: cluster.username, password: cluster.password } : {};
   for (const node of cluster.nodes) {
-    await waitFor(
-      `${cluster.name} ${node.id} sees ${n - 1} peers`,
-      async () => (await nodeInfo(node, creds)).peers === n - 1,
-      { timeoutMs: 120_000, intervalMs: 1000, pid: node.pid, logFile: node.logFile },
-    );
+    await waitFor(`${cluster.name} ${node.id} sees ${n - 1} peers`, async () => (await nodeInfo(node, creds)).peers === n - 1, {
+      timeoutMs: 120_000,
+      intervalMs: 1000,
+      pid: node.pid,
+      logFile: node.logFile,
+    });
   }
 }
 
