@@ -1,5 +1,5 @@
 import { addressToBytes, bytesToAddress } from './inet.js';
-import { ErrorCode, ProtocolError } from './errors.js';
+import { encodingError, ProtocolError } from './errors.js';
 import { Reader } from './reader.js';
 import { DataTypeId, cqlTypeName, unsupportedType, type DataType } from './types.js';
 import { Writer } from './writer.js';
@@ -26,7 +26,7 @@ export type CellValue =
 
 function mismatch(type: DataType, value: unknown): ProtocolError {
   const shown = typeof value === 'object' ? (value?.constructor?.name ?? 'null') : typeof value;
-  return new ProtocolError(`Cannot encode a ${shown} as ${cqlTypeName(type)}`, { code: ErrorCode.SERVER_ERROR });
+  return encodingError(`Cannot encode a ${shown} as ${cqlTypeName(type)}`);
 }
 
 /** The [bytes] content of one cell; `null` encodes as a null cell. */

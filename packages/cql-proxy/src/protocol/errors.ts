@@ -67,3 +67,8 @@ export class UnsupportedVersionError extends ProtocolError {
     this.stream = stream;
   }
 }
+
+/** A value this side was asked to encode that the protocol cannot carry: our bug, answered as SERVER_ERROR. */
+export function encodingError(message: string): ProtocolError {
+  return new ProtocolError(message, { code: ErrorCode.SERVER_ERROR });
+}

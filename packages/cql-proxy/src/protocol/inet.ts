@@ -1,5 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
-import { ErrorCode, ProtocolError } from './errors.js';
+import { encodingError, ProtocolError } from './errors.js';
 
 /**
  * IP addresses as the protocol carries them ([inet], [inetaddr], the `inet` cell type): 4 or 16
@@ -12,7 +12,7 @@ export function addressToBytes(address: string): Buffer {
   if (isIPv4(address)) return Buffer.from(address.split('.').map(Number));
   const bare = address.split('%')[0] ?? '';
   if (!isIPv6(bare)) {
-    throw new ProtocolError(`"${address}" is not an IPv4 or IPv6 address`, { code: ErrorCode.SERVER_ERROR });
+    throw encodingError(`"${address}" is not an IPv4 or IPv6 address`);
   }
   let text = bare;
   const lastColon = text.lastIndexOf(':');

@@ -1,4 +1,4 @@
-import { ErrorCode, ProtocolError } from './errors.js';
+import { encodingError, ProtocolError } from './errors.js';
 import type { Reader } from './reader.js';
 import type { Writer } from './writer.js';
 
@@ -174,5 +174,5 @@ export function cqlTypeName(type: DataType): string {
 }
 
 export function unsupportedType(type: DataType, what: string): ProtocolError {
-  return new ProtocolError(`${what} of type ${cqlTypeName(type)} is not supported`, { code: ErrorCode.SERVER_ERROR });
+  return encodingError(`${what} of type ${cqlTypeName(type)} is not supported`);
 }

@@ -1,13 +1,8 @@
 import { addressToBytes } from './inet.js';
-import { ErrorCode, ProtocolError } from './errors.js';
+import { encodingError } from './errors.js';
 import { UNSET, type InetAddress, type Unset } from './reader.js';
 
 const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
-
-/** A value this side was asked to encode that the notation cannot hold: our bug, not the peer's. */
-function unencodable(message: string): ProtocolError {
-  return new ProtocolError(message, { code: ErrorCode.SERVER_ERROR });
-}
 
 /**
  * Writes the notation types of spec §3 into a buffer that grows by doubling. `finish()` returns a
@@ -51,7 +46,7 @@ export class Writer {
   }
 
   writeShort(value: number): this {
-    if (!Number.isInteger(value) || value < 0 || value > 0xffff) throw unencodable(`${value} does not fit a [short]`);
+    if (!Number.isInteger(value) || value < 0 || value > 0xffff) throw encodingError(`${value} does not fit a [short]`);
     const at = this.ensure(2);
     this.buffer.writeUInt16BE(value, at);
     return this;
@@ -87,7 +82,7 @@ export class Writer {
 
   writeString(value: string): this {
     const n = Buffer.byteLength(value, 'utf8');
-    if (n > 0xffff) throw unencodable(`A [string] holds at most 65535 bytes, not ${n}`);
+    if (n > 0xffff) throw encodingError(`A [string] holds at most 65535 bytes, not ${n}`);
     this.writeShort(n);
     const at = this.ensure(n);
     this.buffer.write(value, at, n, 'utf8');
@@ -103,7 +98,7 @@ export class Writer {
   }
 
   writeUuid(value: string): this {
-    if (!UUID.test(value)) throw unencodable(`"${value}" is not a UUID`);
+    if (!UUID.test(value)) throw encodingError(`"${value}" is not a UUID`);
     return this.writeRaw(Buffer.from(value.replaceAll('-', ''), 'hex'));
   }
 
