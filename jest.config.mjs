@@ -20,6 +20,8 @@ const base = {
     '^@muster/adapter-consul$': '<rootDir>/../../packages/adapter-consul/src/index.ts',
     '^@muster/cql-proxy$': '<rootDir>/../../packages/cql-proxy/src/index.ts',
     '^@muster-examples/adapter-memory$': '<rootDir>/../../examples/adapter-memory/src/index.ts',
+    '^@muster-examples/scheduler$': '<rootDir>/../../examples/scheduler/src/index.ts',
+    '^@muster-examples/serverless$': '<rootDir>/../../examples/serverless/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testEnvironment: 'node',
@@ -36,5 +38,6 @@ export default {
     project('packages/cql-proxy', 'cql-proxy'),
     project('scripts/testenv', 'testenv'),
     project('examples/adapter-memory', 'example-adapter-memory'),
+    project('examples/scheduler', 'example-scheduler'),
   ],
 };

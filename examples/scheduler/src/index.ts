@@ -1,0 +1,11 @@
+export type { Task, TaskStatus, Run, FencedWrite, TableState, Assignment, AssignOutcome, TaskStore } from './task.js';
+export { applyOp, emptyTable, type TableOp, type OpResult } from './task-table.js';
+export { LocalTaskStore } from './local-store.js';
+export { HttpTaskStore } from './http-store.js';
+export { TableServer } from './table-server.js';
+export { planAssignments, type WorkerView } from './assignment.js';
+export { Master, type MasterOptions } from './master.js';
+export { Worker, type WorkerOptions } from './worker.js';
+export { schedulerSchema, schedulerSettings, type SchedulerSettings } from './config.js';
+export { InProcessCluster, type InProcessClusterOptions } from './cluster.js';
+export { jsonLines, silent, type SchedulerLog } from './log.js';
