@@ -90,4 +90,27 @@ describeInterop('client-go leader election and a Muster lock share one Lease', (
       await go.exited;
     }
   }, 90_000);
+
+  test('a client-go leader that is killed outright expires after its lease duration, judged on our clock', async () => {
+    const lock = muster!.lock;
+    const name = 'interop-kill';
+    const go = startElector(binary, namespace, name, 'go-killed');
+    try {
+      await eventually('the elector to lead', async () => (go.events.some((e) => e.event === 'started-leading') ? true : undefined), 15_000, 20);
+      expect(await lock.tryAcquire(name, { ttl: 4000 })).toBeUndefined();
+      const killedAt = Date.now();
+      go.child.kill('SIGKILL');
+      const lease = await lock.acquire(name, { ttl: 4000, wait: 20_000 });
+      const takeover = Date.now() - killedAt;
+      // No release was written: we wait out the 4 s the holder published, counted from our last
+      // sighting of a change (its last renewal), and not much longer.
+      expect(takeover).toBeGreaterThan(2500);
+      expect(takeover).toBeLessThan(8000);
+      console.log(`killed client-go leader → Muster after ${takeover} ms (lease 4 s)`);
+      await lease.release();
+    } finally {
+      go.child.kill('SIGKILL');
+      await go.exited;
+    }
+  }, 60_000);
 });
