@@ -53,7 +53,7 @@ export interface ConsulRequest {
   readonly purpose: string;
   /** The ACL rule the call needs, shown when Consul's own 403 message does not name it. */
   readonly rule?: string;
-  /** Leave out dc/ns/partition: agent endpoints act on the local agent only. */
+  /** Leave out dc: agent endpoints act on the local agent, whatever datacenter reads go to. */
   readonly local?: boolean;
 }
 
@@ -172,18 +172,20 @@ export class ConsulClient {
 
   async call<T>(method: string, path: string, options: ConsulRequest): Promise<ConsulResponse<T>> {
     const url = new URL(path, this.#base);
-    const query: Record<string, string | number | boolean | undefined> = { ...(options.local ? {} : this.#scope), ...options.query };
+    const { dc, ...tenancy } = this.#scope;
+    const query: Record<string, string | number | boolean | undefined> = { ...tenancy, ...(options.local ? {} : { dc }), ...options.query };
     const blocking = options.index !== undefined && options.index > 0n;
     if (blocking) {
       query.index = options.index!.toString();
-      if (options.wait !== undefined) query.wait = `${Math.max(1, Math.round(options.wait))}ms`;
+      // Consul caps a wait at 10 minutes (max_query_time); asking for more only confuses our timeout.
+      if (options.wait !== undefined) query.wait = `${Math.min(600_000, Math.max(1, Math.round(options.wait)))}ms`;
     }
     for (const [k, v] of Object.entries(query)) {
       if (v === undefined || v === false) continue;
       url.searchParams.set(k, v === true ? '' : String(v));
     }
     // Consul adds up to wait/16 of jitter to a blocking query; allow for it and a little network.
-    const timeout = blocking ? (options.wait ?? 300_000) * (17 / 16) + 5000 : this.#timeout;
+    const timeout = Math.ceil(blocking ? (options.wait ?? 300_000) * (17 / 16) + 5000 : this.#timeout);
     const timer = AbortSignal.timeout(timeout);
     const signal = anySignal(options.signal, timer);
     const body = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
@@ -214,10 +216,45 @@ export class ConsulClient {
     if (options.accept?.includes(res.status)) {
       return { status: res.status, body: parseBody(res.text) as T, index, filteredByAcls };
     }
-    throw this.#failure(res.status, res.text.trim(), options);
+    const text = res.text.trim();
+    if (/No path to datacenter/i.test(text)) throw await this.#noPathToDatacenter(res.status, text, options);
+    throw this.#failure(res.status, text, options);
   }
 
-  #failure(status: number, text: string, options: ConsulRequest): BackendError {
+  /**
+   * "No path to datacenter" means either a name the cluster has never heard of (a config error,
+   * reported as 400 so nobody retries it) or a known datacenter whose servers cannot be reached
+   * now (a WAN failure, left as the transient 500 it is). The datacenter list tells them apart.
+   */
+  async #noPathToDatacenter(status: number, text: string, options: ConsulRequest): Promise<BackendError> {
+    let known: string[] | undefined;
+    try {
+      const res = await this.call<string[]>('GET', '/v1/catalog/datacenters', { local: true, purpose: 'list datacenters', signal: AbortSignal.timeout(2000) });
+      known = Array.isArray(res.body) ? res.body : undefined;
+    } catch {
+      known = undefined;
+    }
+    const dc = this.datacenter ?? '(default)';
+    if (known && !known.includes(dc)) {
+      return new BackendError(
+        backend,
+        `${options.purpose}: datacenter '${dc}' is unknown to the agent at ${this.address} (it knows ${known.join(', ') || 'none'}); fix options.datacenter`,
+        { status: 400 },
+      );
+    }
+    return new BackendError(backend, `${options.purpose}: the servers of datacenter '${dc}' cannot be reached from the agent at ${this.address} now (${text})`, { status });
+  }
+
+  /**
+   * The error for a failed transaction: Consul answers a transaction whose operation the token
+   * may not perform with 409 and the denial in Errors[].What, not with 403; report it as the 403 it is.
+   */
+  transactionError(what: string, options: Pick<ConsulRequest, 'purpose' | 'rule'>): BackendError {
+    if (/Permission denied|ACL not found/i.test(what)) return this.#failure(403, what, { ...options });
+    return new BackendError(backend, `${options.purpose}: transaction failed: ${what}`, { status: 409 });
+  }
+
+  #failure(status: number, text: string, options: Pick<ConsulRequest, 'purpose' | 'rule'>): BackendError {
     const what = options.purpose;
     if (status === 403) {
       if (/ACL not found/i.test(text)) {
@@ -232,13 +269,6 @@ export class ConsulClient {
       return new BackendError(
         backend,
         `${what}: permission denied for ${who} (${text}); ${rule ? `its policy needs: ${rule}` : 'its policy lacks a rule'}; deploy/consul/policy.hcl is the minimal policy`,
-        { status },
-      );
-    }
-    if (/No path to datacenter/i.test(text)) {
-      return new BackendError(
-        backend,
-        `${what}: datacenter '${this.datacenter ?? '(default)'}' is unknown to the agent at ${this.address} (${text}); check options.datacenter against GET /v1/catalog/datacenters`,
         { status },
       );
     }
