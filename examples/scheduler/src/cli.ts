@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+// muster-scheduler table | master | worker — each a process of its own, configured by a muster YAML.
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import { createMuster, type Muster } from '@muster/core';
+import { schedulerSettings } from './config.js';
+import { HttpTaskStore } from './http-store.js';
+import { LocalTaskStore } from './local-store.js';
+import { jsonLines } from './log.js';
+import { Master } from './master.js';
+import { TableServer } from './table-server.js';
+import { Worker } from './worker.js';
+
+const usage = `usage:
+  muster-scheduler table  [--file tasks.json] [--port 0]        the task table's single writer (loopback HTTP)
+  muster-scheduler master --config muster.yaml [--id master-0]
+  muster-scheduler worker --config muster.yaml [--id worker-0]
+The YAML holds the ports (discovery, lock, heartbeat) and a scheduler: section (table: http://…, ttls, intervals).`;
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: { config: { type: 'string' }, id: { type: 'string' }, file: { type: 'string' }, port: { type: 'string' } },
+});
+const role = positionals[0];
+
+function onSignal(stop: () => Promise<void>): void {
+  const handler = () => {
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', handler);
+  process.once('SIGINT', handler);
+}
+
+async function withMuster(start: (muster: Muster, id: string) => Promise<{ close(): Promise<void> }>): Promise<void> {
+  if (!values.config) throw new Error(`--config is required\n${usage}`);
+  const muster = await createMuster(values.config);
+  const id = values.id ?? `${role}-${hostname()}-${process.pid}`;
+  const part = await start(muster, id);
+  onSignal(async () => {
+    await part.close();
+    await muster.close();
+  });
+}
+
+async function main(): Promise<void> {
+  if (role === 'table') {
+    const server = await TableServer.listen(await LocalTaskStore.open(values.file ? { file: values.file } : {}), { port: Number(values.port ?? 0) });
+    jsonLines('table')('table-listening', { url: server.url, file: values.file });
+    onSignal(() => server.close());
+  } else if (role === 'master' || role === 'worker') {
+    await withMuster(async (muster, id) => {
+      const settings = schedulerSettings(muster);
+      if (!settings.table) throw muster.config.error(['scheduler', 'table'], 'is required for a separate process: the URL of `muster-scheduler table`');
+      const store = new HttpTaskStore(settings.table);
+      const log = jsonLines(id);
+      if (role === 'master') {
+        const master = new Master({
+          id,
+          lock: muster.lock,
+          heartbeat: muster.heartbeat,
+          store,
+          lockName: settings.lockName,
+          workerGroup: settings.workerGroup,
+          leaseTtl: settings.leaseTtl,
+          assignInterval: settings.assignInterval,
+          log,
+        });
+        master.start();
+        log('master-started', { adapters: muster.adapters });
+        return master;
+      }
+      const worker = new Worker({
+        id,
+        version: settings.version,
+        store,
+        heartbeat: muster.heartbeat,
+        discovery: muster.has('discovery') ? muster.discovery : undefined,
+        service: settings.service,
+        group: settings.workerGroup,
+        heartbeatTtl: settings.heartbeatTtl,
+        beatInterval: settings.beatInterval,
+        pollInterval: settings.pollInterval,
+        capacity: settings.capacity,
+        log,
+      });
+      await worker.start();
+      return worker;
+    });
+  } else {
+    console.error(usage);
+    process.exitCode = 2;
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});
