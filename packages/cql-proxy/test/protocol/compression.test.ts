@@ -1,0 +1,98 @@
+import { describe, expect, it } from '@jest/globals';
+import { lz4, snappy, frameCompression } from '../../src/protocol/compression.js';
+import { lz4CompressBlock, lz4DecompressBlock } from '../../src/protocol/lz4.js';
+import { ProtocolError } from '../../src/protocol/errors.js';
+
+const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
+
+let seed = 7;
+const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) >>> 16) & 0xff;
+const sample = (n: number, alphabet: number) => Buffer.from(Array.from({ length: n }, () => random() % alphabet));
+
+const inputs: Buffer[] = [
+  Buffer.alloc(0),
+  Buffer.from('a'),
+  Buffer.from('exactly twelve'),
+  Buffer.alloc(70000, 0x61),
+  Buffer.from('SELECT * FROM system.peers WHERE peer = ? '.repeat(200)),
+  sample(5000, 256),
+  sample(100000, 4),
+];
+
+describe('LZ4 block', () => {
+  it('decodes a block made by the reference format (lz4_flex via lz4-napi)', () => {
+    const text = 'Cassandra Cassandra Cassandra native protocol native protocol';
+    const block = hex('af43617373616e647261200a0001f6006e61746976652070726f746f636f6c1000606f746f636f6c');
+    expect(lz4DecompressBlock(block, text.length).toString()).toBe(text);
+  });
+
+  it('round-trips and actually compresses repetitive input', () => {
+    for (const input of inputs) expect(lz4DecompressBlock(lz4CompressBlock(input), input.length)).toEqual(input);
+    expect(lz4CompressBlock(Buffer.alloc(70000, 0x61)).length).toBeLessThan(400);
+  });
+
+  it('refuses blocks that lie about their size or point outside the output', () => {
+    const block = lz4CompressBlock(inputs[4] as Buffer);
+    const n = (inputs[4] as Buffer).length;
+    expect(() => lz4DecompressBlock(block, n - 1)).toThrow(ProtocolError);
+    expect(() => lz4DecompressBlock(block, n + 1)).toThrow(/expanded to/);
+    expect(() => lz4DecompressBlock(hex('1f 61 0500'), 100)).toThrow(/offset 5/);
+    expect(() => lz4DecompressBlock(hex('1f 61 0000'), 100)).toThrow(/offset 0/);
+    expect(() => lz4DecompressBlock(hex('f0 ff ff'), 100)).toThrow(ProtocolError);
+    expect(() => lz4DecompressBlock(Buffer.alloc(0), 1)).toThrow(ProtocolError);
+  });
+
+  it('never throws anything but ProtocolError on truncated or mutated blocks', () => {
+    const block = lz4CompressBlock(inputs[4] as Buffer);
+    const n = (inputs[4] as Buffer).length;
+    for (let cut = 0; cut < block.length; cut += 7) {
+      expect(() => lz4DecompressBlock(block.subarray(0, cut), n)).toThrow(ProtocolError);
+    }
+    for (let i = 0; i < 300; i++) {
+      const bad = Buffer.from(block);
+      bad[random() % bad.length] = random();
+      try {
+        lz4DecompressBlock(bad, n);
+      } catch (e) {
+        expect(ProtocolError.is(e)).toBe(true);
+      }
+    }
+  });
+});
+
+describe('frame body compression (v3/v4)', () => {
+  it('lz4 prefixes the block with the big-endian uncompressed length', () => {
+    const body = lz4.compress(Buffer.from('hello'));
+    expect(body.subarray(0, 4).toString('hex')).toBe('00000005');
+    expect(body.subarray(4).toString('hex')).toBe('50' + Buffer.from('hello').toString('hex'));
+  });
+
+  it('snappy writes the raw format: varint length, then tagged literals/copies', () => {
+    expect(snappy.compress(Buffer.from('hello')).toString('hex')).toBe('0510' + Buffer.from('hello').toString('hex'));
+  });
+
+  it.each([lz4, snappy])('$name round-trips', (codec) => {
+    for (const input of inputs) expect(codec.decompress(codec.compress(input), 1 << 20)).toEqual(input);
+  });
+
+  it.each([lz4, snappy])('$name refuses bodies that expand past the limit', (codec) => {
+    const body = codec.compress(Buffer.alloc(10000));
+    expect(() => codec.decompress(body, 9999)).toThrow(ProtocolError);
+  });
+
+  it.each([lz4, snappy])('$name throws only ProtocolError on garbage', (codec) => {
+    for (let i = 0; i < 300; i++) {
+      try {
+        codec.decompress(sample(1 + (i % 40), 256), 1 << 16);
+      } catch (e) {
+        expect(ProtocolError.is(e)).toBe(true);
+      }
+    }
+  });
+
+  it('is chosen by STARTUP name', () => {
+    expect(frameCompression('LZ4')).toBe(lz4);
+    expect(frameCompression('snappy')).toBe(snappy);
+    expect(frameCompression('zstd')).toBeUndefined();
+  });
+});
