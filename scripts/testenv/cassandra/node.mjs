@@ -4,6 +4,7 @@
 //
 // One profile = one cluster: makeProfile({ name, nodes, auth }) returns the build/up/down/restart
 // functions that the modules in ../servers/ export.
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -57,6 +58,26 @@ export async function buildCassandra() {
 
 // ---------------------------------------------------------------------------------------------
 // JVM command line
+
+let checkedJava;
+/** The java to run: $MUSTER_CASSANDRA_JAVA, else $JAVA_HOME/bin/java, else java; must be 11 or 17. */
+export function javaCommand() {
+  if (checkedJava) return checkedJava;
+  const java = process.env.MUSTER_CASSANDRA_JAVA || (process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java');
+  const res = spawnSync(java, ['-version'], { encoding: 'utf8' });
+  if (res.error) throw new Error(`cassandra: cannot run ${java} (${res.error.message}); Cassandra ${VERSION} needs Java 17`);
+  const out = `${res.stdout}${res.stderr}`; // java -version prints to stderr
+  const m = /version "(\d+)(?:\.(\d+))?/.exec(out);
+  const major = m ? (m[1] === '1' ? Number(m[2]) : Number(m[1])) : NaN;
+  if (major !== 17 && major !== 11) {
+    throw new Error(
+      `cassandra: ${java} is Java ${Number.isNaN(major) ? '(unknown)' : major}; Cassandra ${VERSION} needs Java 17 ` +
+        '(or 11); set JAVA_HOME or MUSTER_CASSANDRA_JAVA',
+    );
+  }
+  checkedJava = java;
+  return java;
+}
 
 // Module access Cassandra 5.0 needs on Java 17 (what its jvm17-server.options grants), written as
 // "module/package" pairs opened or exported to the class path.
@@ -279,7 +300,7 @@ async function startNode(cluster, node, libDir) {
   writeFileSync(node.logFile, `\n===== ${new Date().toISOString()} starting ${cluster.name} ${node.id} =====\n`, { flag: 'a' });
   const started = Date.now();
   mkdirSync(join(node.dir, 'triggers'), { recursive: true });
-  const [cmd, ...args] = [...withoutMemoryLock(), 'java', ...jvmArgs(node, libDir)];
+  const [cmd, ...args] = [...withoutMemoryLock(), javaCommand(), ...jvmArgs(node, libDir)];
   const pid = spawnDaemon(cmd, args, { logFile: node.logFile, cwd: node.dir });
   const creds = cluster.auth ? { username: cluster.username, password: cluster.password } : {};
   let info;
