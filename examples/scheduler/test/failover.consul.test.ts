@@ -1,0 +1,51 @@
+// Masters and workers as separate processes on the Consul adapter (session locks, session-bound
+// heartbeat keys, workers registered in the catalog) against the testenv agent; the leader and a
+// worker are killed with SIGKILL.
+import { describe, expect, test } from '@jest/globals';
+import { createMuster, isAdapter, sleep } from '@muster/core';
+import { testServer } from '../../../scripts/testenv/state.mjs';
+import { processFailover } from './process-failover.js';
+
+interface ConsulEntry {
+  address: string;
+  url: string;
+}
+
+const entry = testServer<ConsulEntry>('consul');
+const adapter = ((await import('@muster/adapter-consul')) as { default?: unknown }).default;
+const ready = isAdapter(adapter) && (['discovery', 'lock', 'heartbeat'] as const).every((p) => adapter.provides.includes(p));
+if (!ready) console.warn('\n*** SKIPPED: @muster/adapter-consul does not export an adapter with discovery, lock and heartbeat yet ***\n');
+
+(entry && ready ? describe : describe.skip)('scheduler failover, processes on Consul', () => {
+  test('SIGKILL the leader and a worker: takeover within the session bound, no task lost or doubled, stale writes refused', async () => {
+    const suffix = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    // Sessions: ttl 3 s, no lock-delay. Consul reaps a dead session after up to 2 × ttl.
+    const options = `{ address: "${entry!.address}", minSessionTtl: 1s, lockDelay: 0s, keyPrefix: "scheduler-${suffix}/" }`;
+    const leaseTtl = 3000;
+    const watcher = await createMuster({ discovery: { adapter: 'consul', options: { address: entry!.address } } });
+    try {
+      const registered = (async () => {
+        // Workers register themselves in the catalog (Discovery.register), and the test sees them.
+        for (let i = 0; i < 200; i++) {
+          const endpoints = await watcher.discovery.list(`scheduler-worker-${suffix}`);
+          if (endpoints.length === 3) return endpoints.map((e) => e.id);
+          await sleep(100);
+        }
+        return [];
+      })().catch((error: unknown) => [`list failed: ${(error as Error).message}`]);
+      const result = await processFailover({
+        ports: `discovery: { adapter: consul, options: ${options} }
+lock: { adapter: consul, options: ${options} }
+heartbeat: { adapter: consul, options: ${options} }`,
+        leaseTtl,
+        heartbeatTtl: 2000,
+        takeoverBound: 2 * leaseTtl + (leaseTtl * 2) / 15 + 1500,
+        suffix,
+      });
+      expect((await registered).sort()).toEqual([0, 1, 2].map((i) => `worker-${i}-${suffix}`));
+      console.log(`consul: leader takeover ${result.takeoverMs} ms after SIGKILL (session ttl ${leaseTtl} ms), ${result.reassigned} tasks reassigned, ${result.refused} stale writes refused`);
+    } finally {
+      await watcher.close();
+    }
+  }, 150_000);
+});

@@ -1,0 +1,157 @@
+// The failover scenario with real processes (node dist/cli.js master|worker) against a real
+// backend, shared by failover.k8s.test.ts and failover.consul.test.ts. The task table's writer
+// runs in the test process (it is the "database" — never killed); masters and workers reach it
+// over loopback HTTP and are killed with SIGKILL.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from '@jest/globals';
+import { sleep, StaleTokenError } from '@muster/core';
+import { HttpTaskStore, LocalTaskStore, TableServer } from '../src/index.js';
+import { violations } from './invariants.js';
+
+const cli = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli.js');
+
+interface Event {
+  readonly at: number;
+  readonly who: string;
+  readonly event: string;
+  readonly token?: string;
+}
+
+export interface ProcessFailoverOptions {
+  /** The discovery/lock/heartbeat sections of the YAML. */
+  readonly ports: string;
+  readonly leaseTtl: number;
+  readonly heartbeatTtl: number;
+  /** How long after the SIGKILL the next leader must be elected. */
+  readonly takeoverBound: number;
+  readonly suffix: string;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+export interface ProcessFailoverResult {
+  readonly takeoverMs: number;
+  readonly reassigned: number;
+  readonly refused: number;
+}
+
+class Cluster {
+  readonly events: Event[] = [];
+  readonly procs = new Map<string, ChildProcess>();
+  readonly stderr = new Map<string, string>();
+
+  spawn(role: 'master' | 'worker', id: string, config: string, env: Readonly<Record<string, string>>): void {
+    const child = spawn(process.execPath, [cli, role, '--config', config, '--id', id], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    let buffered = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      buffered += chunk;
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (line.startsWith('{')) this.events.push(JSON.parse(line) as Event);
+      }
+    });
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => this.stderr.set(id, (this.stderr.get(id) ?? '') + chunk));
+    this.procs.set(id, child);
+  }
+
+  async kill(id: string, signal: NodeJS.Signals): Promise<number> {
+    const child = this.procs.get(id)!;
+    if (child.exitCode !== null || child.signalCode !== null) return Date.now();
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill(signal);
+    await exited;
+    return Date.now();
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all(
+      [...this.procs.keys()].map(async (id) => {
+        const graceful = this.kill(id, 'SIGTERM');
+        const forced = sleep(8000).then(() => this.kill(id, 'SIGKILL'));
+        await Promise.race([graceful, forced]);
+      }),
+    );
+  }
+
+  describe(): string {
+    return [...this.stderr].map(([id, text]) => `--- ${id} stderr ---\n${text.slice(-2000)}`).join('\n');
+  }
+}
+
+async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeout: number, cluster: Cluster): Promise<T> {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${cluster.describe()}`);
+    await sleep(50);
+  }
+}
+
+export async function processFailover(options: ProcessFailoverOptions): Promise<ProcessFailoverResult> {
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npx tsc -b\` at the repository root first (the processes run the compiled CLI)`);
+  const dir = mkdtempSync(join(tmpdir(), 'scheduler-failover-'));
+  const server = await TableServer.listen(await LocalTaskStore.open({ file: join(dir, 'tasks.json') }));
+  const table = new HttpTaskStore(server.url);
+  const config = join(dir, 'muster.yaml');
+  writeFileSync(
+    config,
+    `version: 1
+${options.ports}
+scheduler:
+  table: ${server.url}
+  lockName: scheduler-master-${options.suffix}
+  workerGroup: scheduler-workers-${options.suffix}
+  service: scheduler-worker-${options.suffix}
+  leaseTtl: ${options.leaseTtl}ms
+  heartbeatTtl: ${options.heartbeatTtl}ms
+  beatInterval: ${Math.round(options.heartbeatTtl / 4)}ms
+  pollInterval: 100ms
+  assignInterval: 200ms
+  capacity: 2
+`,
+  );
+  const cluster = new Cluster();
+  try {
+    await table.submit(Array.from({ length: 24 }, (_, i) => ({ id: `t${String(i).padStart(2, '0')}`, durationMs: 300 + ((i * 53) % 500) })));
+    for (let i = 0; i < 3; i++) cluster.spawn('worker', `worker-${i}-${options.suffix}`, config, options.env ?? {});
+    for (let i = 0; i < 3; i++) cluster.spawn('master', `master-${i}-${options.suffix}`, config, options.env ?? {});
+
+    const first = await until('a leader', () => cluster.events.find((e) => e.event === 'elected'), 30_000, cluster);
+    const running = await until(
+      'a worker running a task',
+      async () => (await table.tasks()).find((t) => t.status === 'running' && (t.worker ?? '').startsWith('worker-')),
+      30_000,
+      cluster,
+    );
+    const crashedAt = new Map<string, number>();
+    crashedAt.set(running.worker!, await cluster.kill(running.worker!, 'SIGKILL'));
+    const killedAt = await cluster.kill(first.who, 'SIGKILL');
+
+    const second = await until('a new leader', () => cluster.events.find((e) => e.event === 'elected' && e.who !== first.who), options.takeoverBound + 10_000, cluster);
+    const takeoverMs = second.at - killedAt;
+    expect(takeoverMs).toBeLessThanOrEqual(options.takeoverBound);
+    expect(BigInt(second.token!)).toBeGreaterThan(BigInt(first.token!));
+
+    // What the killed leader would write if it came back: refused through the same HTTP path.
+    await until('the new leader sealed the table', async () => BigInt((await table.state()).highestToken) >= BigInt(second.token!), 10_000, cluster);
+    await expect(table.assign(BigInt(first.token!), first.who, [])).rejects.toBeInstanceOf(StaleTokenError);
+
+    await until('every task done', async () => (await table.tasks()).every((t) => t.status === 'done'), 90_000, cluster);
+    const state = await table.state();
+    expect(violations(state, crashedAt)).toEqual([]);
+    expect(state.runs.some((r) => r.worker === running.worker && r.endedAt === undefined)).toBe(true);
+    return {
+      takeoverMs,
+      reassigned: state.tasks.filter((t) => t.attempt > 1).length,
+      refused: state.fencedWrites.filter((w) => w.rejectedBecause !== undefined).length,
+    };
+  } finally {
+    await cluster.stopAll();
+    await server.close();
+  }
+}
