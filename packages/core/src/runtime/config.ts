@@ -88,8 +88,9 @@ export interface LoadOptions {
   readonly cwd?: string;
 }
 
-/** Reads a YAML file (path or file: URL), or wraps a config object. */
-export async function loadConfig(input: string | URL | MusterConfig, options: LoadOptions = {}): Promise<ConfigSource> {
+/** Reads a YAML file (path or file: URL), or wraps a config object; an already loaded source passes through. */
+export async function loadConfig(input: string | URL | MusterConfig | ConfigSource, options: LoadOptions = {}): Promise<ConfigSource> {
+  if (input instanceof ConfigSource) return input;
   const cwd = options.cwd ?? process.cwd();
   if (typeof input !== 'string' && !(input instanceof URL)) {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) {

@@ -87,11 +87,12 @@ export class Muster implements AsyncDisposable {
 }
 
 /**
- * Reads the config (a YAML path, a file: URL, or an object), imports only the adapters it selects,
+ * Reads the config (a YAML path, a file: URL, an object, or a source an application loaded to read
+ * its own section too), imports only the adapters it selects,
  * creates their ports and binds them. Every problem is a positioned ConfigError or an adapter error
  * that names the package.
  */
-export async function createMuster(input: string | URL | MusterConfig, options: CreateOptions = {}): Promise<Muster> {
+export async function createMuster(input: string | URL | MusterConfig | ConfigSource, options: CreateOptions = {}): Promise<Muster> {
   const config = await loadConfig(input, options);
   const version = config.data.version;
   if (version !== undefined && version !== supportedVersion) {

@@ -235,7 +235,7 @@ function optional<T>(schema: Schema<T>): Schema<T> & { optional: true } {
   return { ...schema, optional: true };
 }
 
-function withDefault<T>(schema: Schema<T>, fallback: T): Schema<T> {
+function withDefault<T>(schema: Schema<T>, fallback: NoInfer<T>): Schema<T> {
   return { ...schema, fallback };
 }
 

@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+// muster-cql-proxy: run the proxy from a YAML config, or check the config and print it.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, MusterError } from '@muster/core';
+import { readProxyConfig, redact } from './config.js';
+
+const usage = `Usage: muster-cql-proxy --config <file> [options]
+
+A Cassandra native-protocol proxy that presents the running proxy instances as the cluster.
+
+Options:
+  -c, --config <file>   YAML config: discovery / heartbeat adapters and a proxy: section (required)
+      --check           validate the config, print the effective config (secrets redacted), exit
+      --listen <h:p>    override proxy.listen (host:port)
+      --http <h:p>      override proxy.http (host:port)
+  -h, --help            this text
+  -v, --version         the version
+
+Precedence, highest first: these flags, the config file (which may read the environment with
+\${VAR} or \${VAR:-default}), the built-in defaults.`;
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+function splitHostPort(value: string, flag: string): { host: string; port: number } {
+  const match = /^(.*):(\d{1,5})$/.exec(value);
+  if (!match) throw new ConfigError('', `${flag}: expected host:port, got ${JSON.stringify(value)}`);
+  return { host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]) };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      config: { type: 'string', short: 'c' },
+      check: { type: 'boolean' },
+      listen: { type: 'string' },
+      http: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(usage);
+    return 0;
+  }
+  if (values.version) {
+    console.log(version());
+    return 0;
+  }
+  if (!values.config) {
+    console.error(`muster-cql-proxy: --config is required\n\n${usage}`);
+    return 2;
+  }
+  const source = await loadConfig(values.config);
+  const overrides = {
+    ...(values.listen ? { listen: splitHostPort(values.listen, '--listen') } : {}),
+    ...(values.http ? { http: splitHostPort(values.http, '--http') } : {}),
+  };
+  const proxy = { ...readProxyConfig(source, undefined), ...overrides };
+  if (values.check) {
+    const effective = { ...source.data, proxy };
+    console.log(JSON.stringify(redact(effective), null, 2));
+    return 0;
+  }
+  const { runProxy } = await import('./proxy/runtime.js');
+  await runProxy(source, overrides);
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    // Errors say what and where; the stack only helps when debugging the proxy itself.
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(`muster-cql-proxy: ${process.env.MUSTER_DEBUG && error instanceof Error ? error.stack : message}`);
+    process.exitCode = MusterError.is(error, 'MUSTER_CONFIG') ? 2 : 1;
+  },
+);

@@ -1,0 +1,68 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** The proxy's Prometheus metrics, on a registry of its own (no global state). */
+export class ProxyMetrics {
+  readonly registry = new Registry();
+  readonly clientConnections = new Gauge({
+    name: 'muster_proxy_client_connections',
+    help: 'Open client connections',
+    registers: [this.registry],
+  });
+  readonly inFlight = new Gauge({
+    name: 'muster_proxy_in_flight_requests',
+    help: 'Requests forwarded and not yet answered',
+    registers: [this.registry],
+  });
+  readonly requestDuration = new Histogram({
+    name: 'muster_proxy_request_duration_seconds',
+    help: 'Time from a client request to its response',
+    labelNames: ['kind'] as const,
+    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [this.registry],
+  });
+  readonly errors = new Counter({
+    name: 'muster_proxy_errors_total',
+    help: 'Errors by kind',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly backendConnections = new Gauge({
+    name: 'muster_proxy_backend_connections',
+    help: 'Open connections to backend nodes',
+    labelNames: ['node'] as const,
+    registers: [this.registry],
+  });
+  readonly preparedCache = new Gauge({
+    name: 'muster_proxy_prepared_cache_entries',
+    help: 'PREPARE frames kept for re-preparing',
+    registers: [this.registry],
+  });
+  readonly membershipSize = new Gauge({
+    name: 'muster_proxy_membership_size',
+    help: 'Proxy instances in the virtual cluster',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
+  readonly membershipChanges = new Counter({
+    name: 'muster_proxy_membership_changes_total',
+    help: 'Membership changes seen',
+    registers: [this.registry],
+  });
+  readonly eventsSent = new Counter({
+    name: 'muster_proxy_events_sent_total',
+    help: 'Events pushed to clients',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  });
+  readonly eventsDropped = new Counter({
+    name: 'muster_proxy_events_dropped_total',
+    help: 'Events not delivered because a client was too slow',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  });
+  readonly discoveryErrors = new Counter({
+    name: 'muster_proxy_discovery_errors_total',
+    help: 'Discovery or heartbeat backend failures',
+    registers: [this.registry],
+  });
+}

@@ -1,0 +1,270 @@
+import { backoffDelay, sleep } from '@muster/core';
+import { decodeCell, type CellValue } from '../protocol/cells.js';
+import { Consistency } from '../protocol/consistency.js';
+import { decodeError } from '../protocol/error-message.js';
+import { decodeEvent, type SchemaChange } from '../protocol/event.js';
+import { Opcode, type Frame } from '../protocol/frame.js';
+import { encodeAuthToken, encodeQuery, encodeRegister, encodeStartup } from '../protocol/requests.js';
+import { decodeAuthenticate, decodeSupported } from '../protocol/responses.js';
+import { decodeResult, type ColumnSpec } from '../protocol/result.js';
+import { BackendConnection, BackendConnectionError, type BackendAddress } from './backend-connection.js';
+
+export interface BackendClusterOptions {
+  readonly contactPoints: readonly BackendAddress[];
+  readonly localDataCenter?: string;
+  readonly username?: string;
+  readonly password?: string;
+  readonly connectTimeout: number;
+  readonly requestTimeout: number;
+  /** Protocol version of the control connection (the highest the backend accepts is negotiated down). */
+  readonly maxVersion?: number;
+}
+
+/** A system table as the backend has it: its columns (with the backend's types) and its rows. */
+export interface BackendTable {
+  readonly columns: readonly ColumnSpec[];
+  readonly rows: readonly Readonly<Record<string, CellValue>>[];
+}
+
+export interface BackendNode extends BackendAddress {
+  readonly dataCenter: string | undefined;
+  readonly hostId: string | undefined;
+}
+
+/** What the proxy knows of the real cluster. */
+export interface BackendView {
+  readonly version: number;
+  readonly clusterName: string;
+  readonly releaseVersion: string;
+  readonly cqlVersion: string;
+  readonly partitioner: string;
+  readonly schemaVersion: string | undefined;
+  readonly localDataCenter: string;
+  readonly compression: readonly string[];
+  /** The contact node's system.local row and the column sets of the three system tables. */
+  readonly local: BackendTable;
+  readonly peersColumns: readonly ColumnSpec[];
+  readonly peersV2Columns: readonly ColumnSpec[] | undefined;
+  /** Nodes of the local DC, the contact node first, then the rest in address order. */
+  readonly nodes: readonly BackendNode[];
+}
+
+export class BackendRefusedError extends Error {}
+
+const num = (v: CellValue | undefined): string | undefined => (v === null || v === undefined ? undefined : String(v));
+
+/**
+ * The proxy's control connection to the real cluster: reads its identity and topology, keeps
+ * them fresh on the backend's own events (debounced; those events are never forwarded to
+ * clients, since they name real nodes), and reports schema changes for fan-out.
+ */
+export class BackendCluster {
+  #view: BackendView | undefined;
+  #connection: BackendConnection | undefined;
+  readonly #options: BackendClusterOptions;
+  readonly #schemaListeners = new Set<(change: SchemaChange, frame: Frame) => void>();
+  readonly #closing = new AbortController();
+  #refreshTimer: NodeJS.Timeout | undefined;
+  #reconnecting: Promise<void> | undefined;
+
+  constructor(options: BackendClusterOptions) {
+    this.#options = options;
+  }
+
+  get view(): BackendView {
+    if (!this.#view) throw new Error('BackendCluster.start() has not completed');
+    return this.#view;
+  }
+
+  get connected(): boolean {
+    return this.#connection !== undefined && !this.#connection.closed;
+  }
+
+  onSchemaChange(listener: (change: SchemaChange, frame: Frame) => void): () => void {
+    this.#schemaListeners.add(listener);
+    return () => this.#schemaListeners.delete(listener);
+  }
+
+  async start(): Promise<BackendView> {
+    await this.#connect();
+    return this.view;
+  }
+
+  async #connect(): Promise<void> {
+    const errors: string[] = [];
+    const candidates = [...(this.#view?.nodes ?? []), ...this.#options.contactPoints];
+    for (const address of candidates) {
+      for (let version = this.#options.maxVersion ?? 4; version >= 3; version--) {
+        try {
+          const connection = await this.#open(address, version);
+          this.#connection = connection;
+          this.#view = await this.#read(connection);
+          if (!/Murmur3Partitioner$/.test(this.#view.partitioner)) {
+            connection.close();
+            throw new BackendRefusedError(
+              `the backend uses ${this.#view.partitioner}; the proxy presents a Murmur3 token ring and refuses other partitioners`,
+            );
+          }
+          return;
+        } catch (error) {
+          if (error instanceof BackendRefusedError) throw error;
+          const message = (error as Error).message;
+          errors.push(`${address.host}:${address.port} v${version}: ${message}`);
+          // Only a version refusal is worth another try on the same node.
+          if (!/protocol version/i.test(message)) break;
+        }
+      }
+    }
+    throw new BackendConnectionError(`no backend node accepted a control connection:\n  ${errors.join('\n  ')}`);
+  }
+
+  async #open(address: BackendAddress, version: number): Promise<BackendConnection> {
+    const connection = await BackendConnection.connect(
+      {
+        ...address,
+        version,
+        connectTimeout: this.#options.connectTimeout,
+        onEvent: (frame) => this.#onEvent(frame),
+        onClose: () => {
+          if (!this.#closing.signal.aborted && this.#connection === connection) void this.#reconnect();
+        },
+      },
+      this.#closing.signal,
+    );
+    try {
+      await this.#handshake(connection);
+      return connection;
+    } catch (error) {
+      connection.close();
+      throw error;
+    }
+  }
+
+  async #request(connection: BackendConnection, opcode: number, body: Buffer): Promise<Frame> {
+    const frame = await connection.request(opcode, body, { timeout: this.#options.requestTimeout });
+    if (frame.opcode === Opcode.ERROR) {
+      const error = decodeError(frame.body);
+      throw new BackendRefusedError(`${error.message} (error 0x${error.code.toString(16)})`);
+    }
+    return frame;
+  }
+
+  async #handshake(connection: BackendConnection): Promise<void> {
+    const supported = decodeSupported((await this.#request(connection, Opcode.OPTIONS, Buffer.alloc(0))).body);
+    const cqlVersion = supported.options.get('CQL_VERSION')?.[0] ?? '3.0.0';
+    const ready = await this.#request(connection, Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', cqlVersion]]) }));
+    if (ready.opcode === Opcode.AUTHENTICATE) {
+      const { authenticator } = decodeAuthenticate(ready.body);
+      const { username, password } = this.#options;
+      if (username === undefined || password === undefined) {
+        throw new BackendRefusedError(
+          `the backend requires authentication (${authenticator}); set proxy.backend.username and proxy.backend.password for the proxy's own control connection`,
+        );
+      }
+      const token = Buffer.concat([Buffer.from([0]), Buffer.from(username), Buffer.from([0]), Buffer.from(password)]);
+      const reply = await this.#request(connection, Opcode.AUTH_RESPONSE, encodeAuthToken({ token }));
+      if (reply.opcode !== Opcode.AUTH_SUCCESS) throw new BackendRefusedError(`authentication did not complete (opcode ${reply.opcode})`);
+    }
+    (connection as { compression?: readonly string[] }).compression = supported.options.get('COMPRESSION') ?? [];
+    await this.#request(connection, Opcode.REGISTER, encodeRegister({ eventTypes: ['TOPOLOGY_CHANGE', 'STATUS_CHANGE', 'SCHEMA_CHANGE'] }));
+  }
+
+  async #select(connection: BackendConnection, query: string): Promise<BackendTable> {
+    const frame = await this.#request(
+      connection,
+      Opcode.QUERY,
+      encodeQuery({ query, parameters: { consistency: Consistency.ONE } }, connection.version),
+    );
+    const result = decodeResult(frame.body, connection.version);
+    if (result.kind !== 'Rows' || !result.metadata.columns) throw new Error(`unexpected answer to ${query}`);
+    const columns = result.metadata.columns;
+    const rows = result.rows.map((row) => Object.fromEntries(columns.map((c, i) => [c.name, decodeCell(c.type, row[i] ?? null)])));
+    return { columns, rows };
+  }
+
+  async #read(connection: BackendConnection): Promise<BackendView> {
+    const local = await this.#select(connection, "SELECT * FROM system.local WHERE key='local'");
+    const peers = await this.#select(connection, 'SELECT * FROM system.peers');
+    let peersV2: BackendTable | undefined;
+    try {
+      peersV2 = await this.#select(connection, 'SELECT * FROM system.peers_v2');
+    } catch (error) {
+      if (!(error instanceof BackendRefusedError)) throw error;
+    }
+    const row = local.rows[0] ?? {};
+    const localDataCenter = this.#options.localDataCenter ?? num(row.data_center) ?? 'datacenter1';
+    const contact: BackendNode = { ...connection.address, dataCenter: num(row.data_center), hostId: num(row.host_id) };
+    const others: BackendNode[] = (peersV2 ?? peers).rows
+      .map((p) => ({
+        host: num(p.native_address ?? p.rpc_address ?? p.peer) ?? '',
+        port: Number(p.native_port ?? connection.address.port),
+        dataCenter: num(p.data_center),
+        hostId: num(p.host_id),
+      }))
+      .filter((n) => n.host !== '' && n.dataCenter === localDataCenter)
+      .sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : a.port - b.port));
+    return {
+      version: connection.version,
+      clusterName: num(row.cluster_name) ?? 'Test Cluster',
+      releaseVersion: num(row.release_version) ?? '',
+      cqlVersion: num(row.cql_version) ?? '3.4.7',
+      partitioner: num(row.partitioner) ?? '',
+      schemaVersion: num(row.schema_version),
+      localDataCenter,
+      compression: (connection as { compression?: readonly string[] }).compression ?? [],
+      local,
+      peersColumns: peers.columns,
+      peersV2Columns: peersV2?.columns,
+      nodes: [contact, ...others.filter((n) => !(n.host === contact.host && n.port === contact.port))],
+    };
+  }
+
+  #onEvent(frame: Frame): void {
+    let event;
+    try {
+      event = decodeEvent(frame.body);
+    } catch {
+      return;
+    }
+    if (event.type === 'SCHEMA_CHANGE') {
+      for (const listener of this.#schemaListeners) listener(event, frame);
+    }
+    // Any backend event may change what we show (schema_version, the node list): refresh, debounced.
+    clearTimeout(this.#refreshTimer);
+    this.#refreshTimer = setTimeout(() => void this.refresh(), event.type === 'SCHEMA_CHANGE' ? 200 : 1000);
+    this.#refreshTimer.unref();
+  }
+
+  /** Re-reads identity and topology; keeps the last view when the backend cannot answer. */
+  async refresh(): Promise<void> {
+    const connection = this.#connection;
+    if (!connection || connection.closed) return;
+    try {
+      this.#view = await this.#read(connection);
+    } catch {
+      // The next event or reconnect refreshes again; a stale view is better than none.
+    }
+  }
+
+  async #reconnect(): Promise<void> {
+    this.#reconnecting ??= (async () => {
+      for (let attempt = 0; !this.#closing.signal.aborted; attempt++) {
+        try {
+          await this.#connect();
+          return;
+        } catch {
+          await sleep(backoffDelay(attempt, 500, 10_000), this.#closing.signal).catch(() => undefined);
+        }
+      }
+    })().finally(() => {
+      this.#reconnecting = undefined;
+    });
+    return this.#reconnecting;
+  }
+
+  close(): void {
+    this.#closing.abort();
+    clearTimeout(this.#refreshTimer);
+    this.#connection?.close();
+  }
+}

@@ -1,0 +1,320 @@
+import type { Socket } from 'node:net';
+import { encodeError, decodeError, type ErrorMessage } from '../protocol/error-message.js';
+import { ErrorCode, ProtocolError, UnsupportedVersionError } from '../protocol/errors.js';
+import { encodeEvent, type Event } from '../protocol/event.js';
+import { encodeFrameHeader, FrameDecoder, FrameFlag, Opcode, type Frame } from '../protocol/frame.js';
+import { decodeExecute, decodePrepare, decodeQuery, decodeRegister, decodeStartup, encodePrepare } from '../protocol/requests.js';
+import { encodeSupported } from '../protocol/responses.js';
+import { encodeResult, type Result } from '../protocol/result.js';
+import type { BackendConnection } from './backend-connection.js';
+import type { FrameCompression } from '../protocol/compression.js';
+import type { ProxyContext } from './context.js';
+import { PreparedCache } from './prepared-cache.js';
+
+/** Versions this proxy speaks with clients (v5 without the beta flag). */
+export const SUPPORTED_VERSIONS = [3, 4] as const;
+
+const unsupportedVersion = (version: number) =>
+  `Invalid or unsupported protocol version (${version}); supported versions are (${SUPPORTED_VERSIONS.map((v) => `${v}/v${v}`).join(',')})`;
+
+/** An answer the proxy gives itself instead of forwarding. */
+export type LocalAnswer = { readonly result: Result } | { readonly error: ErrorMessage };
+
+/**
+ * One client connection. System-table reads, OPTIONS and REGISTER are answered here; everything
+ * else goes, bytes untouched but for the stream id, over this client's own connection to one
+ * backend node, which is chosen at STARTUP (a node that fails to connect is skipped). STARTUP and
+ * the SASL exchange pass through, so the backend authenticates each client itself.
+ */
+export class ClientConnection {
+  readonly id: number;
+  readonly socket: Socket;
+  readonly #context: ProxyContext;
+  readonly #decoder: FrameDecoder;
+  #version: number | undefined;
+  #codec: FrameCompression | undefined;
+  #backend: BackendConnection | undefined;
+  #connecting: Promise<BackendConnection> | undefined;
+  #keyspace: string | undefined;
+  #inFlight = 0;
+  #closed = false;
+  readonly registered = new Set<string>();
+  readonly #prepared: PreparedCache;
+
+  constructor(id: number, socket: Socket, context: ProxyContext) {
+    this.id = id;
+    this.socket = socket;
+    this.#context = context;
+    this.#decoder = new FrameDecoder({ maxBodyLength: context.config.limits.maxFrameBytes });
+    this.#prepared = context.prepared;
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.#receive(chunk));
+    socket.on('error', () => this.close());
+    socket.on('close', () => this.close());
+  }
+
+  get version(): number | undefined {
+    return this.#version;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** The address drivers reached this instance on (what system.local reports when none is configured). */
+  get localAddress(): string {
+    return this.socket.localAddress ?? '127.0.0.1';
+  }
+
+  #receive(chunk: Buffer): void {
+    let frames: Frame[];
+    try {
+      frames = this.#decoder.push(chunk);
+    } catch (error) {
+      this.#fatal(error);
+      return;
+    }
+    for (const frame of frames) {
+      if (frame.response) {
+        this.#fatal(new ProtocolError(`a client sent a response frame (opcode 0x${frame.opcode.toString(16)})`));
+        return;
+      }
+      if (!SUPPORTED_VERSIONS.includes(frame.version as 3 | 4)) {
+        this.#fatal(new UnsupportedVersionError(frame.version, frame.stream, unsupportedVersion(frame.version)));
+        return;
+      }
+      if (this.#version === undefined) this.#version = frame.version;
+      else if (frame.version !== this.#version) {
+        this.#fatal(new ProtocolError(`protocol version changed from v${this.#version} to v${frame.version} on one connection`));
+        return;
+      }
+      if (frame.stream < 0) {
+        this.#reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: `negative stream id ${frame.stream} in a request` } });
+        continue;
+      }
+      this.#dispatch(frame).catch((error: unknown) => this.#replyFailure(frame, error));
+    }
+  }
+
+  async #dispatch(frame: Frame): Promise<void> {
+    const started = process.hrtime.bigint();
+    switch (frame.opcode) {
+      case Opcode.OPTIONS:
+        return this.#send(frame, Opcode.SUPPORTED, encodeSupported({ options: this.#context.supportedOptions() }));
+      case Opcode.STARTUP: {
+        const startup = decodeStartup(this.#body(frame));
+        const compression = startup.options.get('COMPRESSION');
+        this.#codec = compression ? this.#context.codec(compression) : undefined;
+        if (compression && !this.#codec) {
+          return this.#reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: `Unsupported compression ${compression}` } });
+        }
+        await this.#backendConnection();
+        return this.#forward(frame, started);
+      }
+      case Opcode.REGISTER: {
+        for (const type of decodeRegister(this.#body(frame)).eventTypes) this.registered.add(type);
+        return this.#send(frame, Opcode.READY, Buffer.alloc(0));
+      }
+      case Opcode.QUERY: {
+        const query = decodeQuery(this.#body(frame), frame.version);
+        const answer = this.#context.intercept.query(query.query, query.parameters.keyspace ?? this.#keyspace, query.parameters, this);
+        if (answer) return this.#answer(frame, answer, started, 'system');
+        return this.#forward(frame, started);
+      }
+      case Opcode.PREPARE: {
+        const prepare = decodePrepare(this.#body(frame), frame.version);
+        const keyspace = prepare.keyspace ?? this.#keyspace;
+        const answer = this.#context.intercept.prepare(prepare.query, keyspace, this);
+        if (answer) return this.#answer(frame, answer, started, 'system');
+        return this.#forward(frame, started, { query: prepare.query, keyspace });
+      }
+      case Opcode.EXECUTE: {
+        const execute = decodeExecute(this.#body(frame), frame.version);
+        const answer = this.#context.intercept.execute(execute.id, execute.parameters, this);
+        if (answer) return this.#answer(frame, answer, started, 'system');
+        return this.#forward(frame, started, undefined, execute.id);
+      }
+      default:
+        return this.#forward(frame, started);
+    }
+  }
+
+  /** The frame's body, decompressed when the client compressed it. */
+  #body(frame: Frame): Buffer {
+    if ((frame.flags & FrameFlag.COMPRESSION) === 0) return frame.body;
+    if (!this.#codec) throw new ProtocolError('a compressed frame arrived before compression was negotiated');
+    return this.#codec.decompress(frame.body, this.#context.config.limits.maxFrameBytes);
+  }
+
+  async #backendConnection(): Promise<BackendConnection> {
+    if (this.#backend && !this.#backend.closed) return this.#backend;
+    this.#connecting ??= this.#context
+      .connectBackend(this.#version!, () => {
+        // The node went away: this client reconnects, as it would to a failed server.
+        if (!this.#closed) this.close();
+      })
+      .then((connection) => {
+        this.#backend = connection;
+        return connection;
+      })
+      .finally(() => {
+        this.#connecting = undefined;
+      });
+    return this.#connecting;
+  }
+
+  async #forward(
+    frame: Frame,
+    started: bigint,
+    prepare?: { query: string; keyspace: string | undefined },
+    executeId?: Buffer,
+  ): Promise<void> {
+    const { config, metrics } = this.#context;
+    if (this.#context.draining()) {
+      return this.#reply(frame, { error: { code: ErrorCode.OVERLOADED, message: 'This proxy is shutting down; retry on the next host' } });
+    }
+    if (this.#inFlight >= config.limits.maxInFlightPerConnection) {
+      metrics.errors.inc({ kind: 'overloaded' });
+      return this.#reply(frame, {
+        error: {
+          code: ErrorCode.OVERLOADED,
+          message: `Too many requests in flight on this connection (${config.limits.maxInFlightPerConnection})`,
+        },
+      });
+    }
+    const backend = await this.#backendConnection();
+    this.#inFlight++;
+    metrics.inFlight.inc();
+    try {
+      let response = await backend.request(frame.opcode, frame.body, { flags: frame.flags, timeout: config.backend.requestTimeout });
+      if (response.opcode === Opcode.ERROR && executeId) response = await this.#recoverUnprepared(backend, frame, response, executeId);
+      if (prepare && response.opcode === Opcode.RESULT) this.#rememberPrepared(response, prepare);
+      if (response.opcode === Opcode.RESULT && frame.opcode === Opcode.QUERY) this.#trackKeyspace(response);
+      this.#write(frame.stream, response.opcode, response.flags, response.body);
+      metrics.requestDuration.observe({ kind: 'forwarded' }, Number(process.hrtime.bigint() - started) / 1e9);
+    } finally {
+      this.#inFlight--;
+      metrics.inFlight.dec();
+    }
+  }
+
+  /**
+   * A node that has not seen a statement (another node prepared it, or it restarted) answers
+   * UNPREPARED: prepare it there from the remembered PREPARE and retry once, so the client never
+   * notices the switch.
+   */
+  async #recoverUnprepared(backend: BackendConnection, request: Frame, response: Frame, id: Buffer): Promise<Frame> {
+    const error = decodeError(this.#responseBody(response));
+    if (error.code !== ErrorCode.UNPREPARED) return response;
+    const statement = this.#prepared.get(id);
+    if (!statement) return response;
+    const version = request.version;
+    const prepared = await backend.request(
+      Opcode.PREPARE,
+      encodePrepare(statement.keyspace && version >= 5 ? statement : { query: statement.query }, version),
+      {
+        timeout: this.#context.config.backend.requestTimeout,
+      },
+    );
+    if (prepared.opcode !== Opcode.RESULT) return response;
+    this.#context.metrics.errors.inc({ kind: 'reprepared' });
+    return backend.request(request.opcode, request.body, { flags: request.flags, timeout: this.#context.config.backend.requestTimeout });
+  }
+
+  #responseBody(frame: Frame): Buffer {
+    return (frame.flags & FrameFlag.COMPRESSION) !== 0 && this.#codec
+      ? this.#codec.decompress(frame.body, this.#context.config.limits.maxFrameBytes)
+      : frame.body;
+  }
+
+  #rememberPrepared(response: Frame, statement: { query: string; keyspace: string | undefined }): void {
+    const body = this.#responseBody(response);
+    // RESULT Prepared: [int] kind 4, then the [short bytes] id; nothing more needs decoding.
+    if (body.length < 6 || body.readInt32BE(0) !== 4) return;
+    const length = body.readUInt16BE(4);
+    this.#prepared.set(Buffer.from(body.subarray(6, 6 + length)), statement);
+    this.#context.metrics.preparedCache.set(this.#prepared.size);
+  }
+
+  #trackKeyspace(response: Frame): void {
+    const body = this.#responseBody(response);
+    if (body.length >= 6 && body.readInt32BE(0) === 3) this.#keyspace = body.toString('utf8', 6, 6 + body.readUInt16BE(4));
+  }
+
+  #answer(frame: Frame, answer: LocalAnswer, started: bigint, kind: string): void {
+    this.#reply(frame, answer);
+    this.#context.metrics.requestDuration.observe({ kind }, Number(process.hrtime.bigint() - started) / 1e9);
+  }
+
+  #reply(frame: Frame, answer: LocalAnswer): void {
+    if ('error' in answer) {
+      this.#context.metrics.errors.inc({ kind: `cql_${answer.error.code.toString(16)}` });
+      this.#send(frame, Opcode.ERROR, encodeError(answer.error));
+    } else {
+      this.#send(frame, Opcode.RESULT, encodeResult(answer.result, frame.version));
+    }
+  }
+
+  #replyFailure(frame: Frame, error: unknown): void {
+    if (this.#closed) return;
+    if (ProtocolError.is(error)) {
+      this.#reply(frame, { error: { code: error.code, message: error.message } });
+      return;
+    }
+    this.#context.metrics.errors.inc({ kind: 'backend' });
+    this.#reply(frame, { error: { code: ErrorCode.OVERLOADED, message: `proxy: ${(error as Error)?.message ?? String(error)}` } });
+  }
+
+  /** Sends a message the proxy composed, compressed when the client asked for compression. */
+  #send(request: { stream: number }, opcode: number, body: Buffer): void {
+    if (this.#codec && body.length > 0) this.#write(request.stream, opcode, FrameFlag.COMPRESSION, this.#codec.compress(body));
+    else this.#write(request.stream, opcode, 0, body);
+  }
+
+  #write(stream: number, opcode: number, flags: number, body: Buffer): void {
+    if (this.#closed) return;
+    const header = encodeFrameHeader({ version: this.#version ?? 4, response: true, flags, stream, opcode }, body.length);
+    this.socket.cork();
+    this.socket.write(header);
+    if (body.length > 0) this.socket.write(body);
+    this.socket.uncork();
+  }
+
+  /**
+   * Pushes an event if this client registered for its type. A client whose socket has more than
+   * `maxQueued` events' worth of unsent bytes is too slow: it is dropped, so it never stalls others.
+   */
+  pushEvent(event: Event): boolean {
+    if (this.#closed || this.#version === undefined || !this.registered.has(event.type)) return false;
+    if (this.socket.writableLength > this.#context.config.events.maxQueued * 64) {
+      this.#context.metrics.eventsDropped.inc({ type: event.type });
+      this.close();
+      return false;
+    }
+    this.#send({ stream: -1 }, Opcode.EVENT, encodeEvent(event, this.#version));
+    this.#context.metrics.eventsSent.inc({ type: event.type });
+    return true;
+  }
+
+  /** Answers a framing error the way the client can read, then closes: framing cannot be resynchronised. */
+  #fatal(error: unknown): void {
+    const protocolError = ProtocolError.is(error) ? error : new ProtocolError(String(error));
+    const stream = error instanceof UnsupportedVersionError ? error.stream : 0;
+    const readable = this.#version ?? (error instanceof UnsupportedVersionError ? Math.min(Math.max(error.version, 3), 4) : 4);
+    this.#version = readable;
+    this.#context.metrics.errors.inc({ kind: 'protocol' });
+    this.#send({ stream }, Opcode.ERROR, encodeError({ code: protocolError.code, message: protocolError.message }));
+    this.socket.end();
+    this.#closed = true;
+    this.#backend?.close();
+    this.#context.forget(this);
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.socket.destroy();
+    this.#backend?.close();
+    this.#context.forget(this);
+  }
+}

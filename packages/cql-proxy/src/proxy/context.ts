@@ -1,0 +1,29 @@
+import type { ProxyConfig } from '../config.js';
+import type { ProxyMetrics } from '../http/metrics.js';
+import type { QueryParameters } from '../protocol/query-parameters.js';
+import type { BackendConnection } from './backend-connection.js';
+import type { ClientConnection, LocalAnswer } from './client-connection.js';
+import type { FrameCompression } from '../protocol/compression.js';
+import type { PreparedCache } from './prepared-cache.js';
+
+/** Answers for the system tables; undefined means "not a system-table statement: forward it". */
+export interface SystemTableIntercept {
+  query(query: string, keyspace: string | undefined, parameters: QueryParameters, client: ClientConnection): LocalAnswer | undefined;
+  prepare(query: string, keyspace: string | undefined, client: ClientConnection): LocalAnswer | undefined;
+  execute(id: Buffer, parameters: QueryParameters, client: ClientConnection): LocalAnswer | undefined;
+}
+
+/** What a client connection needs from the proxy around it. */
+export interface ProxyContext {
+  readonly config: ProxyConfig;
+  readonly metrics: ProxyMetrics;
+  readonly intercept: SystemTableIntercept;
+  readonly prepared: PreparedCache;
+  /** OPTIONS → SUPPORTED: the backend's CQL versions and the compressions both sides have. */
+  supportedOptions(): Map<string, string[]>;
+  codec(name: string): FrameCompression | undefined;
+  /** A new connection to a local-DC backend node, spread across nodes, skipping ones that fail. */
+  connectBackend(version: number, onClose: () => void): Promise<BackendConnection>;
+  draining(): boolean;
+  forget(client: ClientConnection): void;
+}

@@ -1,0 +1,264 @@
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import type { Server as HttpServer } from 'node:http';
+import type { Logger } from 'pino';
+import type { Muster } from '@muster/core';
+import type { ProxyConfig } from '../config.js';
+import { ProxyMetrics } from '../http/metrics.js';
+import { createOperationsServer } from '../http/server.js';
+import { encodeError } from '../protocol/error-message.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { encodeFrameHeader, Opcode } from '../protocol/frame.js';
+import type { Event } from '../protocol/event.js';
+import type { Membership, VirtualMember } from '../virtual/membership.js';
+import { BackendCluster } from './backend-cluster.js';
+import { BackendPool } from './backend-pool.js';
+import { ClientConnection } from './client-connection.js';
+import { frameCompression } from '../protocol/compression.js';
+import type { ProxyContext, SystemTableIntercept } from './context.js';
+import { membershipEvents } from './membership-events.js';
+import { MembershipService } from './membership-service.js';
+import { PreparedCache } from './prepared-cache.js';
+import { createSystemTableIntercept } from './system-intercept.js';
+
+const startedAt = Date.now();
+
+/**
+ * The running proxy: a CQL listener whose clients see the proxy instances as the cluster, the
+ * control connection to the real one, the membership service, and the operations HTTP port.
+ */
+export class CqlProxy {
+  readonly config: ProxyConfig;
+  readonly metrics = new ProxyMetrics();
+  readonly #muster: Muster;
+  readonly #log: Logger;
+  readonly #backend: BackendCluster;
+  readonly #pool: BackendPool;
+  readonly #clients = new Set<ClientConnection>();
+  readonly #prepared: PreparedCache;
+  #membership: MembershipService | undefined;
+  #server: Server | undefined;
+  #http: HttpServer | undefined;
+  #draining = false;
+  #nextClientId = 1;
+  readonly #context: ProxyContext;
+  readonly #intercept: SystemTableIntercept;
+
+  constructor(config: ProxyConfig, muster: Muster, log: Logger) {
+    this.config = config;
+    this.#muster = muster;
+    this.#log = log;
+    this.#prepared = new PreparedCache(config.limits.preparedCacheSize);
+    this.#backend = new BackendCluster({
+      contactPoints: config.backend.contactPoints.map(parseHostPort),
+      ...(config.backend.localDataCenter ? { localDataCenter: config.backend.localDataCenter } : {}),
+      ...(config.backend.username !== undefined ? { username: config.backend.username } : {}),
+      ...(config.backend.password !== undefined ? { password: config.backend.password } : {}),
+      connectTimeout: config.backend.connectTimeout,
+      requestTimeout: config.backend.requestTimeout,
+    });
+    this.#pool = new BackendPool(this.#backend, {
+      connectTimeout: config.backend.connectTimeout,
+      maxBodyLength: config.limits.maxFrameBytes,
+      onCount: (node, delta) => this.metrics.backendConnections.inc({ node }, delta),
+    });
+    this.#intercept = createSystemTableIntercept({
+      config,
+      backend: () => this.#backend.view,
+      membership: () => this.#membership?.current,
+    });
+    this.#context = {
+      config,
+      metrics: this.metrics,
+      intercept: this.#intercept,
+      prepared: this.#prepared,
+      supportedOptions: () => {
+        const view = this.#backend.view;
+        const compression = ['lz4', 'snappy'].filter((name) => view.compression.includes(name));
+        return new Map([
+          ['CQL_VERSION', [view.cqlVersion]],
+          ['COMPRESSION', compression],
+          ['PROTOCOL_VERSIONS', ['3/v3', '4/v4']],
+        ]);
+      },
+      codec: (name) => (this.#backend.view.compression.includes(name) ? frameCompression(name) : undefined),
+      connectBackend: (version, onClose) => this.#pool.connect(version, onClose),
+      draining: () => this.#draining,
+      forget: (client) => {
+        if (this.#clients.delete(client)) this.metrics.clientConnections.dec();
+      },
+    };
+  }
+
+  get port(): number {
+    return (this.#server?.address() as AddressInfo | null)?.port ?? this.config.listen.port;
+  }
+
+  get httpPort(): number {
+    return (this.#http?.address() as AddressInfo | null)?.port ?? this.config.http.port;
+  }
+
+  async start(): Promise<void> {
+    const view = await this.#backend.start();
+    this.#log.info(
+      { backend: view.nodes.map((n) => `${n.host}:${n.port}`), release: view.releaseVersion, dc: view.localDataCenter },
+      'backend connected',
+    );
+    this.#backend.onSchemaChange((change) => {
+      const event: Event = { type: 'SCHEMA_CHANGE', ...change };
+      for (const client of this.#clients) client.pushEvent(event);
+    });
+
+    this.#server = createServer((socket) => this.#accept(socket));
+    await listen(this.#server, this.config.listen.port, this.config.listen.host);
+    this.#http = createOperationsServer({
+      metrics: this.metrics,
+      readiness: () => this.readiness(),
+      topology: () => this.topology(),
+    });
+    await listen(this.#http, this.config.http.port, this.config.http.host);
+
+    const discovery = this.#muster.discovery;
+    const heartbeat = this.#muster.has('heartbeat') ? this.#muster.heartbeat : undefined;
+    this.#membership = new MembershipService({
+      config: this.config,
+      discovery,
+      heartbeat,
+      self: () => ({
+        id: this.config.instanceId,
+        ...(this.config.advertise ? { address: this.config.advertise.address } : {}),
+        nativePort: this.config.advertise?.port ?? this.port,
+        ready: !this.#draining,
+        ...(this.config.dataCenter ? { dc: this.config.dataCenter } : {}),
+        rack: this.config.rack,
+      }),
+      membership: () => ({
+        clusterName: this.config.clusterName ?? this.#backend.view.clusterName,
+        defaultDc: this.config.dataCenter ?? this.#backend.view.localDataCenter,
+        defaultRack: this.config.rack,
+        tokens: { mode: this.config.tokens.mode, count: this.config.tokens.perInstance },
+        requireHeartbeat: heartbeat !== undefined,
+      }),
+      payload: () => ({
+        address: this.config.advertise?.address ?? this.config.listen.host,
+        port: this.config.advertise?.port ?? this.port,
+        releaseVersion: this.#backend.view.releaseVersion,
+        connections: this.#clients.size,
+        startedAt,
+        draining: this.#draining,
+      }),
+      onChange: (previous, next) => this.#membershipChanged(previous, next),
+      onError: (error) => {
+        this.metrics.discoveryErrors.inc();
+        this.#log.warn({ err: error }, 'membership source failed; keeping the last known members');
+      },
+    });
+    await discovery.register({
+      service: this.config.service,
+      id: this.config.instanceId,
+      address: this.config.advertise?.address ?? this.config.listen.host,
+      port: this.config.advertise?.port ?? this.port,
+    });
+    await this.#membership.start();
+    this.#log.info({ listen: `${this.config.listen.host}:${this.port}`, http: this.httpPort }, 'proxy ready');
+  }
+
+  #accept(socket: Socket): void {
+    if (this.#clients.size >= this.config.limits.maxClientConnections || this.#draining) {
+      // Refuse with a CQL error the driver can read, then close.
+      const why = this.#draining
+        ? 'This proxy is shutting down; use another host'
+        : `Too many client connections (${this.config.limits.maxClientConnections})`;
+      refuse(socket, why);
+      this.metrics.errors.inc({ kind: 'connection_refused' });
+      return;
+    }
+    const client = new ClientConnection(this.#nextClientId++, socket, this.#context);
+    this.#clients.add(client);
+    this.metrics.clientConnections.inc();
+  }
+
+  #membershipChanged(previous: Membership | undefined, next: Membership): void {
+    const members = next.members;
+    this.metrics.membershipChanges.inc();
+    this.metrics.membershipSize.set({ state: 'up' }, members.filter((m) => m.up).length);
+    this.metrics.membershipSize.set({ state: 'down' }, members.filter((m) => !m.up).length);
+    // The tables already answer from `next` (the service stored it before calling us): events go out after.
+    for (const event of membershipEvents(previous, next)) {
+      for (const client of this.#clients) client.pushEvent(event);
+    }
+  }
+
+  readiness() {
+    const backend = this.#backend.connected;
+    const registered = this.#membership?.current?.members.some((m) => m.self) ?? false;
+    return { ready: backend && registered && !this.#draining, checks: { backend, registered, draining: this.#draining } };
+  }
+
+  topology() {
+    const members: readonly VirtualMember[] = this.#membership?.current?.members ?? [];
+    return {
+      instanceId: this.config.instanceId,
+      tokenMode: this.config.tokens.mode,
+      members: members.map((m) => ({
+        id: m.id,
+        address: m.address,
+        port: m.nativePort,
+        dc: m.dc,
+        rack: m.rack,
+        up: m.up,
+        ready: m.ready,
+        alive: m.alive,
+        hostId: m.hostId,
+        tokens: m.tokens,
+        self: m.self,
+      })),
+      backend: this.#backend.connected ? this.#backend.view.nodes : [],
+    };
+  }
+
+  /**
+   * Graceful shutdown: show self as not ready first (peers send DOWN), deregister, let in-flight
+   * requests finish (new ones get OVERLOADED "retry on the next host"), then close everything.
+   */
+  async stop(): Promise<void> {
+    if (this.#draining) return;
+    this.#draining = true;
+    this.#membership?.recompute();
+    await this.#membership?.beat().catch(() => undefined);
+    await this.#muster.discovery.deregister().catch(() => undefined);
+    this.#server?.close();
+    const deadline = Date.now() + this.config.shutdown.drainTimeout;
+    while ([...this.#clients].some((c) => c.inFlight > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    for (const client of [...this.#clients]) client.close();
+    await this.#membership?.close();
+    this.#backend.close();
+    await new Promise<void>((resolve) => (this.#http ? this.#http.close(() => resolve()) : resolve()));
+    this.#http?.closeAllConnections();
+  }
+}
+
+function refuse(socket: Socket, message: string): void {
+  socket.once('data', (chunk: Buffer) => {
+    const version = Math.min(Math.max((chunk[0] ?? 4) & 0x7f, 3), 4);
+    const stream = chunk.length >= 4 ? chunk.readInt16BE(2) : 0;
+    const body = encodeError({ code: ErrorCode.OVERLOADED, message });
+    socket.end(Buffer.concat([encodeFrameHeader({ version, response: true, flags: 0, stream, opcode: Opcode.ERROR }, body.length), body]));
+  });
+  socket.on('error', () => socket.destroy());
+  setTimeout(() => socket.destroy(), 2000).unref();
+}
+
+function listen(server: Server | HttpServer, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+export function parseHostPort(value: string): { host: string; port: number } {
+  const match = /^\[?([^\]]+?)\]?(?::(\d+))?$/.exec(value);
+  return { host: match?.[1] ?? value, port: match?.[2] ? Number(match[2]) : 9042 };
+}
