@@ -1,0 +1,79 @@
+import { createServer } from 'node:net';
+import { createMuster, type Muster } from '@muster/core';
+import pino from 'pino';
+import { proxySchema, type ProxyConfig } from '../../src/config.js';
+import { CqlProxy } from '../../src/proxy/cql-proxy.js';
+import { s, validate } from '@muster/core';
+
+export interface CassandraEntry {
+  contactPoints: string[];
+  localDataCenter: string;
+  version: string;
+  username?: string;
+  password?: string;
+}
+
+export interface RunningProxy {
+  readonly proxy: CqlProxy;
+  readonly muster: Muster;
+  readonly address: string;
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Parses a proxy section the way a config file would be, defaults and all. */
+export function proxyConfig(section: Record<string, unknown>, instanceId: string): ProxyConfig {
+  const result = validate(s.object({ proxy: proxySchema }), { proxy: section });
+  if ('issues' in result) throw new Error(JSON.stringify(result.issues));
+  return { ...result.value.proxy, instanceId };
+}
+
+/**
+ * Starts an in-process proxy on a free port in front of `backend`, with the given membership
+ * config for discovery/heartbeat (static by default: a one-member cluster of itself).
+ */
+export async function startProxy(
+  backend: CassandraEntry,
+  options: { id?: string; port?: number; members?: { id: string; address: string; port: number }[]; scope?: string; proxy?: Record<string, unknown> } = {},
+): Promise<RunningProxy> {
+  const id = options.id ?? 'proxy-0';
+  const port = options.port ?? (await freePort());
+  const muster = await createMuster({
+    discovery: {
+      adapter: 'static',
+      options: { service: 'muster-cql-proxy', members: options.members ?? [{ id, address: '127.0.0.1', port }], self: id },
+    },
+    heartbeat: { adapter: 'static', options: { scope: options.scope ?? `proxy-test-${Math.random()}` } },
+  });
+  const config = proxyConfig(
+    {
+      listen: { host: '127.0.0.1', port },
+      http: { host: '127.0.0.1', port: 0 },
+      backend: { contactPoints: backend.contactPoints, ...(backend.username ? { username: backend.username, password: backend.password } : {}) },
+      events: { debounce: '50ms' },
+      ...options.proxy,
+    },
+    id,
+  );
+  const proxy = new CqlProxy(config, muster, pino({ level: process.env.MUSTER_TEST_LOG ?? 'silent' }));
+  await proxy.start();
+  return {
+    proxy,
+    muster,
+    address: `127.0.0.1:${proxy.port}`,
+    stop: async () => {
+      await proxy.stop();
+      await muster.close();
+    },
+  };
+}
