@@ -109,7 +109,7 @@ const OPENS = [
   'jdk.management/com.sun.management.internal',
 ];
 
-function jvmArgs(node, libDir) {
+function jvmArgs(cluster, node, libDir) {
   const jars = readdirSync(libDir)
     .filter((f) => f.endsWith('.jar'))
     .sort()
@@ -149,7 +149,9 @@ function jvmArgs(node, libDir) {
     '-Dcassandra-foreground=yes',
     '-Dcassandra.skip_wait_for_gossip_to_settle=0',
     '-Dcassandra.unsafesystem=true',
-    '-Dcassandra.superuser_setup_delay_ms=0',
+    // The default superuser is set up this long after start, and retried at this interval until
+    // every node is up: at once for one node, but not 0 for a cluster (that retries in a busy loop).
+    `-Dcassandra.superuser_setup_delay_ms=${cluster.nodes.length === 1 ? 0 : 1000}`,
     '-cp',
     jars.join(':'),
     'org.apache.cassandra.service.CassandraDaemon',
@@ -300,7 +302,7 @@ async function startNode(cluster, node, libDir) {
   writeFileSync(node.logFile, `\n===== ${new Date().toISOString()} starting ${cluster.name} ${node.id} =====\n`, { flag: 'a' });
   const started = Date.now();
   mkdirSync(join(node.dir, 'triggers'), { recursive: true });
-  const [cmd, ...args] = [...withoutMemoryLock(), javaCommand(), ...jvmArgs(node, libDir)];
+  const [cmd, ...args] = [...withoutMemoryLock(), javaCommand(), ...jvmArgs(cluster, node, libDir)];
   const pid = spawnDaemon(cmd, args, { logFile: node.logFile, cwd: node.dir });
   const creds = cluster.auth ? { username: cluster.username, password: cluster.password } : {};
   let info;
