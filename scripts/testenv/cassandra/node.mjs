@@ -461,6 +461,8 @@ export function makeProfile({ name, nodes = 1, auth = false }) {
         heap: HEAP,
       });
     }
+    // A new cluster starts new logs (restart appends to them).
+    for (const node of cluster.nodes) rmSync(node.logFile, { force: true });
     const version = await startNodes(cluster, libDir);
     return toEntry(cluster, version);
   }
