@@ -1,0 +1,105 @@
+// Consul-specific lock behaviour beyond the conformance suite: why the fencing token is the
+// ModifyIndex (it survives a deleted and recreated key, LockIndex does not), lock-delay's effect
+// on failover, and onLost when an operator destroys the session or deletes the key.
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { createMuster, InvalidArgumentError, simulateCrash, type Lock, type Muster } from '@muster/core';
+import { uniqueName } from '@muster/core/testing';
+import { testServer } from '../../../scripts/testenv/state.mjs';
+
+interface ConsulEntry {
+  address: string;
+  url: string;
+}
+
+const entry = testServer<ConsulEntry>('consul');
+const musters: Muster[] = [];
+afterAll(async () => {
+  await Promise.allSettled(musters.map((m) => m.close()));
+});
+
+async function lock(options: Record<string, unknown> = {}): Promise<Lock> {
+  const muster = await createMuster({ lock: { adapter: 'consul', options: { address: entry!.address, minSessionTtl: '1s', lockDelay: '0s', ...options } } });
+  musters.push(muster);
+  return muster.lock;
+}
+
+async function api(method: string, path: string, body?: string): Promise<unknown> {
+  const res = await fetch(`${entry!.url}${path}`, { method, ...(body !== undefined ? { body } : {}) });
+  const text = await res.text();
+  if (!res.ok && res.status !== 404) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+const kv = async (key: string) => ((await api('GET', `/v1/kv/${key}`)) as { LockIndex: number; ModifyIndex: number; Session?: string }[] | undefined)?.[0];
+
+(entry ? describe : describe.skip)('Consul lock specifics', () => {
+  test('the fencing token keeps rising when the key is deleted and recreated, where LockIndex restarts', async () => {
+    const [a, b] = [await lock(), await lock()];
+    const name = uniqueName('fence');
+    const key = `muster/locks/${name}`;
+    const first = await a.acquire(name, { ttl: 2000 });
+    await first.release();
+    // An operator (or behavior=delete) removes the key; then someone writes elsewhere, moving the Raft index on.
+    await api('DELETE', `/v1/kv/${key}`);
+    await api('PUT', `/v1/kv/muster/test/${name}`, 'x');
+    const second = await b.acquire(name, { ttl: 2000 });
+    expect((await kv(key))?.LockIndex).toBe(1); // LockIndex started over ...
+    expect(second.token).toBeGreaterThan(first.token); // ... the token did not.
+    // A foreign write to the held key raises ModifyIndex; the next holder is still above both.
+    await api('PUT', `/v1/kv/${key}`, 'overwritten');
+    await second.release();
+    const third = await a.acquire(name, { ttl: 2000 });
+    expect(third.token).toBeGreaterThan(BigInt((await kv(`muster/test/${name}`))!.ModifyIndex));
+    expect(third.token).toBeGreaterThan(second.token);
+    await third.release();
+    await api('DELETE', `/v1/kv/muster/test/${name}`);
+  });
+
+  test('lock-delay holds the lock after a crash, not after a graceful release', async () => {
+    const lockDelay = 3000;
+    const ttl = 1000;
+    const [a, b] = [await lock({ lockDelay }), await lock({ lockDelay })];
+    const name = uniqueName('delay');
+    const graceful = await a.acquire(name, { ttl });
+    let started = Date.now();
+    await graceful.release();
+    const after = await b.acquire(name, { ttl, wait: 5000 });
+    const handover = Date.now() - started;
+    await after.release();
+    expect(handover).toBeLessThan(1000);
+
+    const crasher = await lock({ lockDelay });
+    const crashed = await crasher.acquire(`${name}-crash`, { ttl });
+    (crasher as unknown as Record<symbol, () => void>)[simulateCrash]!();
+    started = Date.now();
+    const next = await b.acquire(`${name}-crash`, { ttl, wait: 20_000 });
+    const failover = Date.now() - started;
+    // Consul frees the key between ttl and 2×ttl after the last renewal, then refuses acquires for lock-delay.
+    expect(failover).toBeGreaterThanOrEqual(ttl + lockDelay - 200);
+    expect(next.token).toBeGreaterThan(crashed.token);
+    await next.release();
+  }, 30_000);
+
+  test('onLost fires when an operator destroys the session or deletes the key', async () => {
+    const a = await lock();
+    const ttl = 1500;
+    const one = await a.acquire(uniqueName('destroyed'), { ttl });
+    const session = (await kv(`muster/locks/${one.name}`))!.Session!;
+    await api('PUT', `/v1/session/destroy/${session}`);
+    await new Promise<void>((r) => one.onLost.addEventListener('abort', () => r(), { once: true }));
+    expect(String((one.onLost.reason as Error).message)).toMatch(/session .* is gone|released by someone else/);
+
+    const two = await a.acquire(uniqueName('deleted'), { ttl });
+    await api('DELETE', `/v1/kv/muster/locks/${two.name}`);
+    await new Promise<void>((r) => two.onLost.addEventListener('abort', () => r(), { once: true }));
+    expect(String((two.onLost.reason as Error).message)).toMatch(/was deleted/);
+    await expect(two.renew()).rejects.toMatchObject({ code: 'MUSTER_LOCK_LOST' });
+  }, 15_000);
+
+  test('a ttl below minSessionTtl is refused before any call; one below the servers’ floor names it', async () => {
+    const a = await lock({ minSessionTtl: '1s' });
+    await expect(a.acquire(uniqueName('short'), { ttl: 500 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    const b = await lock({ minSessionTtl: '100ms' });
+    await expect(b.acquire(uniqueName('short'), { ttl: 500 })).rejects.toThrow(/session_ttl_min/);
+  });
+});
