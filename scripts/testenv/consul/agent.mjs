@@ -4,7 +4,7 @@
 // Consul is built from source because it is the last release line under MPL-2.0 that builds here:
 // 1.17+ is BSL, and 1.15/1.16 need nested modules that this project does not use.
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
@@ -12,6 +12,7 @@ import {
   atomicDir,
   cacheDir,
   freePort,
+  isAlive,
   log,
   run,
   runDir,
@@ -63,31 +64,65 @@ async function checkLicence() {
   return info;
 }
 
+/**
+ * Holds an exclusive lock file while `fn` runs, so two `testenv up` runs (say `up all` from two
+ * shells) do not both spend the long cold build; a lock left by a dead process is taken over.
+ */
+async function withBuildLock(fn) {
+  const lock = join(cacheDir(), `consul-v${CONSUL_VERSION}.lock`);
+  for (let warned = false; ; ) {
+    try {
+      const fd = openSync(lock, 'wx');
+      writeFileSync(fd, String(process.pid));
+      closeSync(fd);
+      break;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+      const holder = Number(readFileSync(lock, 'utf8')) || 0;
+      if (!holder || !isAlive(holder)) {
+        rmSync(lock, { force: true });
+        continue;
+      }
+      if (!warned) log(`waiting for process ${holder}, which is building consul v${CONSUL_VERSION}`);
+      warned = true;
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
 /** Builds the consul binary into the cache once; later calls return at once. */
 export async function buildConsul() {
   const bin = consulBinary();
   if (existsSync(bin)) return bin;
-  rmSync(binDir(), { recursive: true, force: true }); // a folder without its binary is not a cache entry
-  const started = Date.now();
-  log(`building consul v${CONSUL_VERSION} from ${moduleDir} (cold: several minutes)`);
-  const info = await checkLicence();
-  await atomicDir(binDir(), async (tmp) => {
-    const ldflags = [
-      '-s',
-      '-w',
-      `-X ${CONSUL_MODULE}/version.GitCommit=v${CONSUL_VERSION}`,
-      `-X ${CONSUL_MODULE}/version.BuildDate=${info.Time}`,
-    ].join(' ');
-    await run('go', ['build', '-trimpath', `-ldflags=${ldflags}`, '-o', join(tmp, 'consul'), CONSUL_MODULE], {
-      cwd: moduleDir,
-      env: goEnv(),
+  return withBuildLock(async () => {
+    if (existsSync(bin)) return bin; // built by the process we waited for
+    rmSync(binDir(), { recursive: true, force: true }); // a folder without its binary is not a cache entry
+    const started = Date.now();
+    log(`building consul v${CONSUL_VERSION} from ${moduleDir} (cold: several minutes)`);
+    const info = await checkLicence();
+    await atomicDir(binDir(), async (tmp) => {
+      const ldflags = [
+        '-s',
+        '-w',
+        `-X ${CONSUL_MODULE}/version.GitCommit=v${CONSUL_VERSION}`,
+        `-X ${CONSUL_MODULE}/version.BuildDate=${info.Time}`,
+      ].join(' ');
+      await run('go', ['build', '-trimpath', `-ldflags=${ldflags}`, '-o', join(tmp, 'consul'), CONSUL_MODULE], {
+        cwd: moduleDir,
+        env: goEnv(),
+      });
+      const reported = await capture(join(tmp, 'consul'), ['version']);
+      if (!reported.includes(`v${CONSUL_VERSION}`)) throw new Error(`built consul reports '${reported}'`);
+      writeFileSync(join(tmp, 'BUILDINFO'), `${CONSUL_MODULE}@v${CONSUL_VERSION} (MPL-2.0)\n${reported}\n`);
     });
-    const reported = await capture(join(tmp, 'consul'), ['version']);
-    if (!reported.includes(`v${CONSUL_VERSION}`)) throw new Error(`built consul reports '${reported}'`);
-    writeFileSync(join(tmp, 'BUILDINFO'), `${CONSUL_MODULE}@v${CONSUL_VERSION} (MPL-2.0)\n${reported}\n`);
+    log(`consul v${CONSUL_VERSION} built in ${((Date.now() - started) / 1000).toFixed(0)} s: ${bin}`);
+    return bin;
   });
-  log(`consul v${CONSUL_VERSION} built in ${((Date.now() - started) / 1000).toFixed(0)} s: ${bin}`);
-  return bin;
 }
 
 function hcl(value) {
