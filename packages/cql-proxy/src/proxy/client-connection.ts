@@ -38,6 +38,7 @@ export class ClientConnection {
   #keyspace: string | undefined;
   #inFlight = 0;
   #closed = false;
+  #startupSeen = false;
   readonly registered = new Set<string>();
   readonly #prepared: PreparedCache;
 
@@ -98,10 +99,19 @@ export class ClientConnection {
 
   async #dispatch(frame: Frame): Promise<void> {
     const started = process.hrtime.bigint();
+    if (!this.#startupSeen && frame.opcode !== Opcode.OPTIONS && frame.opcode !== Opcode.STARTUP) {
+      return this.#reply(frame, {
+        error: { code: ErrorCode.PROTOCOL_ERROR, message: 'Send STARTUP before any other request except OPTIONS' },
+      });
+    }
     switch (frame.opcode) {
       case Opcode.OPTIONS:
         return this.#send(frame, Opcode.SUPPORTED, encodeSupported({ options: this.#context.supportedOptions() }));
       case Opcode.STARTUP: {
+        if (this.#startupSeen) {
+          return this.#reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: 'STARTUP was already sent on this connection' } });
+        }
+        this.#startupSeen = true;
         const startup = decodeStartup(this.#body(frame));
         const compression = startup.options.get('COMPRESSION');
         this.#codec = compression ? this.#context.codec(compression) : undefined;
@@ -134,8 +144,14 @@ export class ClientConnection {
         if (answer) return this.#answer(frame, answer, started, 'system');
         return this.#forward(frame, started, undefined, execute.id);
       }
-      default:
+      case Opcode.BATCH:
+      case Opcode.AUTH_RESPONSE:
         return this.#forward(frame, started);
+      default:
+        // Response opcodes and unknown ones are never forwarded: the backend must not see garbage.
+        return this.#reply(frame, {
+          error: { code: ErrorCode.PROTOCOL_ERROR, message: `Unexpected opcode 0x${frame.opcode.toString(16)} in a request` },
+        });
     }
   }
 
@@ -298,7 +314,9 @@ export class ClientConnection {
 
   /** Answers a framing error the way the client can read, then closes: framing cannot be resynchronised. */
   #fatal(error: unknown): void {
-    const protocolError = ProtocolError.is(error) ? error : new ProtocolError(String(error));
+    let protocolError = ProtocolError.is(error) ? error : new ProtocolError(String(error));
+    // Drivers step down only on this exact wording.
+    if (error instanceof UnsupportedVersionError) protocolError = new ProtocolError(unsupportedVersion(error.version));
     const stream = error instanceof UnsupportedVersionError ? error.stream : 0;
     const readable = this.#version ?? (error instanceof UnsupportedVersionError ? Math.min(Math.max(error.version, 3), 4) : 4);
     this.#version = readable;

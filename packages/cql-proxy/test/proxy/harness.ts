@@ -44,7 +44,13 @@ export function proxyConfig(section: Record<string, unknown>, instanceId: string
  */
 export async function startProxy(
   backend: CassandraEntry,
-  options: { id?: string; port?: number; members?: { id: string; address: string; port: number }[]; scope?: string; proxy?: Record<string, unknown> } = {},
+  options: {
+    id?: string;
+    port?: number;
+    members?: { id: string; address: string; port: number }[];
+    scope?: string;
+    proxy?: Record<string, unknown>;
+  } = {},
 ): Promise<RunningProxy> {
   const id = options.id ?? 'proxy-0';
   const port = options.port ?? (await freePort());
@@ -59,7 +65,10 @@ export async function startProxy(
     {
       listen: { host: '127.0.0.1', port },
       http: { host: '127.0.0.1', port: 0 },
-      backend: { contactPoints: backend.contactPoints, ...(backend.username ? { username: backend.username, password: backend.password } : {}) },
+      backend: {
+        contactPoints: backend.contactPoints,
+        ...(backend.username ? { username: backend.username, password: backend.password } : {}),
+      },
       events: { debounce: '50ms' },
       ...options.proxy,
     },

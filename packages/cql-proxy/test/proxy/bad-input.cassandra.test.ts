@@ -1,0 +1,108 @@
+// Bad input never takes the proxy down: each bad connection gets a protocol error or a clean close,
+// and a well-behaved client keeps being served throughout.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import cassandra from 'cassandra-driver';
+import { randomBytes } from 'node:crypto';
+import { testServer } from '../../../../scripts/testenv/state.mjs';
+import { decodeError } from '../../src/protocol/error-message.js';
+import { ErrorCode } from '../../src/protocol/errors.js';
+import { encodeFrameHeader, Opcode } from '../../src/protocol/frame.js';
+import { encodeQuery, encodeStartup } from '../../src/protocol/requests.js';
+import { RawClient } from './raw-client.js';
+import { startProxy, type CassandraEntry, type RunningProxy } from './harness.js';
+
+const backend = testServer<CassandraEntry>('cassandra');
+const TIMEOUT = 120_000;
+const startup = encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) });
+
+(backend ? describe : describe.skip)('bad input', () => {
+  let running: RunningProxy;
+  let good: cassandra.Client;
+  beforeAll(async () => {
+    running = await startProxy(backend!, { proxy: { limits: { maxFrameBytes: 1024 * 1024 } } });
+    good = new cassandra.Client({ contactPoints: [running.address], localDataCenter: backend!.localDataCenter });
+    await good.connect();
+  }, TIMEOUT);
+  afterAll(async () => {
+    await good?.shutdown();
+    await running?.stop();
+  });
+
+  const stillServing = async () => expect((await good.execute('SELECT release_version FROM system.local')).rowLength).toBe(1);
+
+  it('an unsupported version gets PROTOCOL_ERROR on its stream in a version it can read', async () => {
+    for (const version of [1, 2, 6, 0x42, 0x7f]) {
+      const c = await RawClient.open(running.address);
+      c.socket.write(Buffer.concat([encodeFrameHeader({ version, response: false, flags: 0, stream: 3, opcode: Opcode.OPTIONS }, 0)]));
+      const reply = await c.next();
+      expect(reply?.opcode).toBe(Opcode.ERROR);
+      expect([3, 4]).toContain(reply!.version);
+      const error = decodeError(reply!.body);
+      expect(error.code).toBe(ErrorCode.PROTOCOL_ERROR);
+      expect(error.message).toMatch(/Invalid or unsupported protocol version/);
+      c.close();
+    }
+    await stillServing();
+  });
+
+  it('an oversized frame is refused before its body is buffered', async () => {
+    const c = await RawClient.open(running.address);
+    c.socket.write(encodeFrameHeader({ version: 4, response: false, flags: 0, stream: 1, opcode: Opcode.QUERY }, 10 * 1024 * 1024));
+    const reply = await c.next();
+    expect(decodeError(reply!.body).message).toMatch(/outside 0\.\.1048576/);
+    expect(await c.next()).toBeUndefined(); // then closed
+    await stillServing();
+  });
+
+  it('unknown opcodes, response opcodes, requests before STARTUP, negative streams: errors, connection kept', async () => {
+    const c = await RawClient.open(running.address);
+    c.send(4, 1, Opcode.QUERY, encodeQuery({ query: 'SELECT * FROM system.local', parameters: { consistency: 1 } }, 4));
+    expect(decodeError((await c.next(1))!.body).message).toMatch(/Send STARTUP/);
+    c.send(4, 2, Opcode.STARTUP, startup);
+    expect((await c.next(2))?.opcode).toBe(Opcode.READY);
+    for (const opcode of [0x04, 0x11, 0x7f, Opcode.RESULT, Opcode.READY]) {
+      c.send(4, 3, opcode, Buffer.alloc(0));
+      expect(decodeError((await c.next(3))!.body).code).toBe(ErrorCode.PROTOCOL_ERROR);
+    }
+    c.send(4, -5, Opcode.OPTIONS, Buffer.alloc(0));
+    expect(decodeError((await c.next(-5))!.body).message).toMatch(/negative stream/);
+    c.send(4, 4, Opcode.QUERY, Buffer.from([0, 0, 0, 99, 1])); // a long string longer than the body
+    expect(decodeError((await c.next(4))!.body).code).toBe(ErrorCode.PROTOCOL_ERROR);
+    c.send(4, 5, Opcode.OPTIONS, Buffer.alloc(0));
+    expect((await c.next(5))?.opcode).toBe(Opcode.SUPPORTED);
+    c.close();
+    await stillServing();
+  });
+
+  it(
+    'random and mutated frames for a bounded time',
+    async () => {
+      const valid = Buffer.concat([
+        encodeFrameHeader({ version: 4, response: false, flags: 0, stream: 1, opcode: Opcode.STARTUP }, startup.length),
+        startup,
+      ]);
+      const deadline = Date.now() + 5000;
+      let connections = 0;
+      for (let round = 0; Date.now() < deadline && round < 400; round++) {
+        const c = await RawClient.open(running.address);
+        connections++;
+        const kind = round % 4;
+        let bytes: Buffer;
+        if (kind === 0) bytes = randomBytes(1 + Math.floor(Math.random() * 64));
+        else if (kind === 1) {
+          bytes = Buffer.from(valid);
+          for (let i = 0; i < 3; i++) bytes[Math.floor(Math.random() * bytes.length)] = Math.floor(Math.random() * 256);
+        } else if (kind === 2) bytes = valid.subarray(0, Math.floor(Math.random() * valid.length));
+        else bytes = Buffer.concat([valid, randomBytes(32)]);
+        c.socket.write(bytes);
+        if (kind === 2) c.socket.end();
+        // Either an answer, a close, or silence while a frame is incomplete: never a crash.
+        await c.next(undefined, 300).catch(() => undefined);
+        c.close();
+      }
+      expect(connections).toBeGreaterThan(20);
+      await stillServing();
+    },
+    TIMEOUT,
+  );
+});

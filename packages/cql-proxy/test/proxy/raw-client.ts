@@ -1,0 +1,89 @@
+import { connect, type Socket } from 'node:net';
+import { frameCompression, type FrameCompression } from '../../src/protocol/compression.js';
+import { encodeFrameHeader, FrameDecoder, FrameFlag, type Frame } from '../../src/protocol/frame.js';
+
+/** A bare CQL connection for tests: frames in, frames out, nothing hidden. */
+export class RawClient {
+  readonly socket: Socket;
+  readonly #decoder = new FrameDecoder();
+  readonly #frames: Frame[] = [];
+  #waiters: (() => void)[] = [];
+  #ended = false;
+  compression: FrameCompression | undefined;
+
+  private constructor(socket: Socket) {
+    this.socket = socket;
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        this.#frames.push(...this.#decoder.push(chunk));
+      } catch {
+        this.socket.destroy();
+      }
+      this.#wake();
+    });
+    socket.on('close', () => {
+      this.#ended = true;
+      this.#wake();
+    });
+    socket.on('error', () => undefined);
+  }
+
+  #wake(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const w of waiters) w();
+  }
+
+  static open(address: string): Promise<RawClient> {
+    const [host, port] = address.split(':');
+    return new Promise((resolve, reject) => {
+      const socket = connect({ host: host!, port: Number(port) }, () => resolve(new RawClient(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  get closed(): boolean {
+    return this.#ended;
+  }
+
+  send(version: number, stream: number, opcode: number, body: Buffer, flags = 0): void {
+    let payload = body;
+    if (this.compression && body.length > 0) {
+      payload = this.compression.compress(body);
+      flags |= FrameFlag.COMPRESSION;
+    }
+    this.socket.write(Buffer.concat([encodeFrameHeader({ version, response: false, flags, stream, opcode }, payload.length), payload]));
+  }
+
+  useCompression(name: string): void {
+    this.compression = frameCompression(name);
+  }
+
+  /** The next frame for `stream` (any stream when omitted), or undefined if the connection closes first. */
+  async next(stream?: number, timeoutMs = 10_000): Promise<Frame | undefined> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const index = this.#frames.findIndex((f) => stream === undefined || f.stream === stream);
+      if (index >= 0) {
+        const frame = this.#frames.splice(index, 1)[0]!;
+        if (frame.flags & FrameFlag.COMPRESSION && this.compression)
+          return { ...frame, body: this.compression.decompress(frame.body, 256 * 1024 * 1024) };
+        return frame;
+      }
+      if (this.#ended) return undefined;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no frame${stream === undefined ? '' : ` on stream ${stream}`} within ${timeoutMs} ms`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
