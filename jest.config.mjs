@@ -39,5 +39,6 @@ export default {
     project('scripts/testenv', 'testenv'),
     project('examples/adapter-memory', 'example-adapter-memory'),
     project('examples/scheduler', 'example-scheduler'),
+    project('examples/serverless', 'example-serverless'),
   ],
 };

@@ -1,0 +1,1 @@
+export { handler, close, type HandlerEvent, type HandlerResult } from './handler.js';

@@ -1,0 +1,75 @@
+// The handler, invoked many times in this process and in fresh processes: nothing it starts may
+// outlive an invocation (no timer, socket or loop), warm invocations reuse one Muster, and the
+// close path leaves nothing either.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, test } from '@jest/globals';
+import { close, handler } from '../src/handler.js';
+import { drained, trackResources } from './resources.js';
+
+/** Handles in `after` that were not in `before` (jest's own come and go; only new ones count). */
+function added(before: string[], after: string[]): string[] {
+  const left = [...before];
+  return after.filter((type) => {
+    const i = left.indexOf(type);
+    if (i < 0) return true;
+    left.splice(i, 1);
+    return false;
+  });
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+// The longest timer core leaves after an invocation: release()'s AbortSignal.timeout of
+// max(1 s, renew deadline) = 2 s for the handler's 3 s lease. Unref'd, so it never holds the
+// process; it must still end — a lease left renewing would re-arm its timer forever.
+const settle = 2500;
+
+describe('serverless handler', () => {
+  test('200 invocations in one process (sequential and concurrent) leave no handle and no timer behind', async () => {
+    const before = process.getActiveResourcesInfo();
+    const tracker = trackResources();
+    try {
+      const first = await handler({});
+      expect(first).toMatchObject({ endpoints: ['orders-0', 'orders-1'], cold: true, invocation: 1 });
+      let last = BigInt(first.token);
+      for (let i = 0; i < 100; i++) {
+        const r = await handler({});
+        expect(r.cold).toBe(false);
+        expect(BigInt(r.token)).toBeGreaterThan(last); // the lock changed hands each time: released, not kept
+        last = BigInt(r.token);
+      }
+      // Concurrent invocations queue on the lock and each gets its own, increasing token.
+      const concurrent = await Promise.all(Array.from({ length: 99 }, () => handler({})));
+      expect(new Set(concurrent.map((r) => r.token)).size).toBe(99);
+      expect(added(before, process.getActiveResourcesInfo())).toEqual([]);
+      expect(await drained(tracker, settle)).toEqual([]);
+
+      await close();
+      expect(added(before, process.getActiveResourcesInfo())).toEqual([]);
+      expect(await drained(tracker, settle)).toEqual([]);
+      expect(await handler({})).toMatchObject({ cold: true });
+      await close();
+    } finally {
+      tracker.stop();
+    }
+  }, 30_000);
+
+  test('fresh processes: cold then warm invocations, and each process exits by itself with nothing left', () => {
+    const script = join(here, 'invoke-fresh.mjs');
+    const dist = join(here, '..', 'dist', 'handler.js');
+    if (!existsSync(dist)) throw new Error(`${dist} is missing: run \`npx tsc -b\` at the repository root first`);
+    for (let run = 0; run < 4; run++) {
+      const started = Date.now();
+      // No close() here: a process that still had a ref'd handle after its last invocation would not exit.
+      const child = spawnSync(process.execPath, [script, dist, '20', run % 2 === 0 ? 'close' : 'no-close'], { encoding: 'utf8', timeout: 15_000 });
+      expect({ status: child.status, stderr: child.stderr }).toEqual({ status: 0, stderr: '' });
+      const report = JSON.parse(child.stdout) as { results: { cold: boolean }[]; activeAfter: string[]; liveAfter: string[]; exitAfterMs: number };
+      expect(report.results.map((r) => r.cold)).toEqual([true, ...Array<boolean>(19).fill(false)]);
+      expect(report.activeAfter).toEqual([]);
+      expect(report.liveAfter).toEqual([]);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    }
+  }, 90_000);
+});
