@@ -1,4 +1,6 @@
-import { FrameFlag, type Frame } from './frame.js';
+import type { FrameCompression } from './compression.js';
+import { ProtocolError } from './errors.js';
+import { FrameFlag, MAX_BODY_LENGTH, type Frame, type FrameHeader } from './frame.js';
 import { Reader } from './reader.js';
 import { Writer } from './writer.js';
 
@@ -50,4 +52,35 @@ export function joinBody(
     flags |= FrameFlag.CUSTOM_PAYLOAD;
   }
   return { flags, body: w.writeRaw(message).finish() };
+}
+
+/**
+ * A received frame's message and extras: decompressed first when the v3/v4 COMPRESSION flag is set
+ * (v5 ignores the flag; its segments were already decompressed).
+ */
+export function openFrame(
+  frame: Frame,
+  compression?: FrameCompression,
+  maxBodyLength = MAX_BODY_LENGTH,
+): { readonly extras: BodyExtras; readonly message: Buffer } {
+  if (frame.version >= 5 || (frame.flags & FrameFlag.COMPRESSION) === 0) return splitBody(frame);
+  if (!compression) throw new ProtocolError('A compressed frame arrived but no compression was negotiated in STARTUP');
+  const body = compression.decompress(frame.body, maxBodyLength);
+  return splitBody({ ...frame, flags: frame.flags & ~FrameFlag.COMPRESSION, body });
+}
+
+/**
+ * A frame to send: extras joined, then compressed for v3/v4 when a compression was negotiated and
+ * the body is at least `compressMinLength` bytes (tiny bodies do not shrink).
+ */
+export function sealFrame(
+  header: Omit<FrameHeader, 'flags'> & { readonly flags?: number },
+  extras: BodyExtras,
+  message: Buffer,
+  compression?: FrameCompression,
+  compressMinLength = 64,
+): Frame {
+  const joined = joinBody(extras, message, header.response, (header.flags ?? 0) & ~FrameFlag.COMPRESSION);
+  if (!compression || header.version >= 5 || joined.body.length < compressMinLength) return { ...header, ...joined };
+  return { ...header, flags: joined.flags | FrameFlag.COMPRESSION, body: compression.compress(joined.body) };
 }

@@ -5,7 +5,8 @@ import { ErrorCode, ProtocolError } from '../../src/protocol/errors.js';
 import { Consistency } from '../../src/protocol/consistency.js';
 import { UNSET } from '../../src/protocol/reader.js';
 import { DataTypeId, types, type DataType } from '../../src/protocol/types.js';
-import { joinBody, splitBody } from '../../src/protocol/envelope.js';
+import { joinBody, openFrame, sealFrame, splitBody } from '../../src/protocol/envelope.js';
+import { lz4, snappy } from '../../src/protocol/compression.js';
 import { decodeEvent, encodeEvent, canEncodeSchemaChange } from '../../src/protocol/event.js';
 import { decodeQuery } from '../../src/protocol/requests.js';
 
@@ -293,5 +294,28 @@ describe('body extras', () => {
 
   it('throws ProtocolError on a truncated prefix', () => {
     expect(() => splitBody(frame(FrameFlag.TRACING, hex('0102')))).toThrow(ProtocolError);
+  });
+});
+
+describe('openFrame / sealFrame', () => {
+  const message = encodeMessage({ opcode: Opcode.QUERY, query: 'SELECT * FROM system.local '.repeat(10), parameters: { consistency: 1 } }, 4);
+  const header = { version: 4, response: false, stream: 3, opcode: Opcode.QUERY } as const;
+
+  it.each([lz4, snappy])('compresses v3/v4 bodies with $name and opens them again', (compression) => {
+    const frame = sealFrame(header, { customPayload: new Map([['k', null]]) }, message, compression);
+    expect(frame.flags & FrameFlag.COMPRESSION).toBe(FrameFlag.COMPRESSION);
+    expect(frame.body.length).toBeLessThan(message.length);
+    expect(openFrame(frame, compression)).toEqual({ extras: { customPayload: new Map([['k', null]]) }, message });
+  });
+
+  it('leaves small bodies and v5 frames uncompressed', () => {
+    expect(sealFrame(header, {}, Buffer.from('x'), lz4).flags).toBe(0);
+    expect(sealFrame({ ...header, version: 5 }, {}, message, lz4).body).toBe(message);
+  });
+
+  it('refuses a compressed frame when nothing was negotiated, and a bomb past the limit', () => {
+    const frame = sealFrame(header, {}, message, lz4);
+    expect(() => openFrame(frame)).toThrow(/no compression was negotiated/);
+    expect(() => openFrame(frame, lz4, 100)).toThrow(ProtocolError);
   });
 });
