@@ -57,7 +57,9 @@ export async function startProxy(
   const muster = await createMuster({
     discovery: {
       adapter: 'static',
-      options: { service: 'muster-cql-proxy', members: options.members ?? [{ id, address: '127.0.0.1', port }], self: id },
+      options: options.membersFile
+        ? { service: 'muster-cql-proxy', file: options.membersFile }
+        : { service: 'muster-cql-proxy', members: options.members ?? [{ id, address: '127.0.0.1', port }], self: id },
     },
     heartbeat: { adapter: 'static', options: { scope: options.scope ?? `proxy-test-${Math.random()}` } },
   });
