@@ -108,7 +108,10 @@ export class CqlLexer {
       return { kind: 'string', value: s.slice(at + 2, close), at };
     }
     // Longest forms first: a uuid or blob literal starts like a number or an identifier.
-    for (const [kind, re] of [['uuid', UUID], ['blob', BLOB]] as const) {
+    for (const [kind, re] of [
+      ['uuid', UUID],
+      ['blob', BLOB],
+    ] as const) {
       const m = match(re, s, at);
       if (m !== undefined) {
         this.#at += m.length;

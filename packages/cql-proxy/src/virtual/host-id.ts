@@ -26,7 +26,10 @@ export function hostIdFor(clusterName: string, instanceId: string): string {
 
 /** A v5 UUID of `name` in `namespace` (both as RFC 9562 defines them). */
 export function nameBasedUuid(namespace: string, name: string): string {
-  const digest = createHash('sha1').update(Buffer.from(namespace.replaceAll('-', ''), 'hex')).update(name, 'utf8').digest();
+  const digest = createHash('sha1')
+    .update(Buffer.from(namespace.replaceAll('-', ''), 'hex'))
+    .update(name, 'utf8')
+    .digest();
   const bytes = digest.subarray(0, 16);
   bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x50; // version 5
   bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80; // RFC variant

@@ -149,7 +149,8 @@ class Parser {
   selectors(): readonly Selector[] | undefined {
     const lexer = this.#lexer;
     const first = lexer.peek();
-    if (isWord(first, 'json') || isWord(first, 'distinct')) throw new Unsupported(`SELECT ${first.kind === 'identifier' ? first.text.toUpperCase() : ''}`);
+    if (isWord(first, 'json') || isWord(first, 'distinct'))
+      throw new Unsupported(`SELECT ${first.kind === 'identifier' ? first.text.toUpperCase() : ''}`);
     if (isSymbol(first, '*')) {
       lexer.next();
       return undefined;
@@ -166,7 +167,9 @@ class Parser {
     const lexer = this.#lexer;
     const t = lexer.next();
     if (t.kind !== 'identifier') {
-      throw t.kind === 'end' || t.kind === 'symbol' ? new CqlSyntaxError(`expected a selector but found ${describeToken(t)}`, t.at) : new Unsupported(`the selector ${describeToken(t)}`);
+      throw t.kind === 'end' || t.kind === 'symbol'
+        ? new CqlSyntaxError(`expected a selector but found ${describeToken(t)}`, t.at)
+        : new Unsupported(`the selector ${describeToken(t)}`);
     }
     let selector: Selector;
     if (isSymbol(lexer.peek(), '(')) {
@@ -205,7 +208,8 @@ class Parser {
       case 'duration':
         return { kind: 'literal', literal: { type: t.kind, text: t.text } };
       case 'identifier':
-        if (!t.quoted && (t.text === 'true' || t.text === 'false')) return { kind: 'literal', literal: { type: 'boolean', value: t.text === 'true' } };
+        if (!t.quoted && (t.text === 'true' || t.text === 'false'))
+          return { kind: 'literal', literal: { type: 'boolean', value: t.text === 'true' } };
         if (!t.quoted && t.text === 'null') return { kind: 'literal', literal: { type: 'null' } };
         throw new Unsupported(`the term ${describeToken(t)}`);
       case 'end':
@@ -259,7 +263,9 @@ class Parser {
         this.#expectWord('timeout');
         timeout = this.term({ kind: 'timeout' });
       } else if (clause === 'group' || clause === 'order' || clause === 'per' || clause === 'bypass') {
-        throw new Unsupported(`${clause.toUpperCase()} ${lexer.peek().kind === 'identifier' ? describeToken(lexer.peek()).toUpperCase() : ''}`.trim());
+        throw new Unsupported(
+          `${clause.toUpperCase()} ${lexer.peek().kind === 'identifier' ? describeToken(lexer.peek()).toUpperCase() : ''}`.trim(),
+        );
       } else throw new CqlSyntaxError(`unexpected ${describeToken(t)}`, t.at);
     }
     return {
@@ -302,7 +308,8 @@ export function parseSystemQuery(query: string, keyspace?: string): ParsedSystem
   } catch (error) {
     const where = table !== undefined ? ` on system.${table}` : '';
     if (error instanceof Unsupported) return { ok: false, message: `${error.message} is not supported${where}; ${SUPPORTED}` };
-    if (error instanceof CqlSyntaxError) return { ok: false, message: `Syntax error${where} at character ${error.at + 1}: ${error.message}` };
+    if (error instanceof CqlSyntaxError)
+      return { ok: false, message: `Syntax error${where} at character ${error.at + 1}: ${error.message}` };
     throw error;
   }
 }

@@ -61,7 +61,8 @@ export function stableTokens(instanceId: string, count = DEFAULT_TOKENS_PER_MEMB
 /** The ZDM proxy's tokens for member `index` of `memberCount`. */
 export function zdmTokens(index: number, memberCount: number, count = DEFAULT_TOKENS_PER_MEMBER): bigint[] {
   tokensPerMember({ perMember: count });
-  if (!Number.isInteger(memberCount) || memberCount < 1) throw new InvalidArgumentError(`member count must be a positive integer, got ${memberCount}`);
+  if (!Number.isInteger(memberCount) || memberCount < 1)
+    throw new InvalidArgumentError(`member count must be a positive integer, got ${memberCount}`);
   if (!Number.isInteger(index) || index < 0 || index >= memberCount) {
     throw new InvalidArgumentError(`member index must be in 0..${memberCount - 1}, got ${index}`);
   }

@@ -24,7 +24,8 @@ const endpointOf = (m: VirtualMember) => `${m.address}:${m.nativePort}`;
 /** The view after `membership`, given the view drivers have seen so far (none at start). */
 export function advanceView(previous: VirtualView | undefined, membership: Membership): VirtualView {
   const self = membership.members.find((m) => m.id === membership.selfId);
-  if (self === undefined) throw new InvalidArgumentError(`membership has no member for self (${membership.selfId}): build it with deriveMembership`);
+  if (self === undefined)
+    throw new InvalidArgumentError(`membership has no member for self (${membership.selfId}): build it with deriveMembership`);
   const listedBefore = new Map((previous?.peers ?? []).map((m) => [m.id, endpointOf(m)]));
   const peers = membership.members.filter(
     // A member that moved to a new address:port is a new node to drivers: it must be up to enter.

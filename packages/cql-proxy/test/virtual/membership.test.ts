@@ -64,7 +64,10 @@ describe('up and down', () => {
   });
 
   it('is DOWN on a stale heartbeat even while Discovery lists it', () => {
-    const m = deriveMembership(input('proxy-a', { heartbeats: [heartbeat('proxy-a'), heartbeat('proxy-b', { alive: false }), heartbeat('proxy-c')] }), options);
+    const m = deriveMembership(
+      input('proxy-a', { heartbeats: [heartbeat('proxy-a'), heartbeat('proxy-b', { alive: false }), heartbeat('proxy-c')] }),
+      options,
+    );
     expect(m.members.find((x) => x.id === 'proxy-b')).toMatchObject({ ready: true, alive: false, up: false });
   });
 
@@ -75,7 +78,11 @@ describe('up and down', () => {
   });
 
   it('is DOWN when Discovery says not ready or terminating', () => {
-    const endpoints = [endpoint('proxy-a', '10.0.0.1'), endpoint('proxy-b', '10.0.0.2', { ready: false }), endpoint('proxy-c', '10.0.0.3', { terminating: true })];
+    const endpoints = [
+      endpoint('proxy-a', '10.0.0.1'),
+      endpoint('proxy-b', '10.0.0.2', { ready: false }),
+      endpoint('proxy-c', '10.0.0.3', { terminating: true }),
+    ];
     const m = deriveMembership(input('proxy-a', { endpoints }), options);
     expect(m.members.map((x) => x.up)).toEqual([true, false, false]);
   });
@@ -103,7 +110,13 @@ describe('self', () => {
       { self: { id: 'proxy-d', address: '10.0.0.4', nativePort: 9142 }, endpoints: three, heartbeats: beats },
       options,
     );
-    expect(m.members.find((x) => x.self)).toMatchObject({ id: 'proxy-d', address: '10.0.0.4', nativePort: 9142, up: true, advertisable: true });
+    expect(m.members.find((x) => x.self)).toMatchObject({
+      id: 'proxy-d',
+      address: '10.0.0.4',
+      nativePort: 9142,
+      up: true,
+      advertisable: true,
+    });
   });
 
   it('takes its address from Discovery when none is configured, and is unadvertisable with neither', () => {
@@ -120,7 +133,11 @@ describe('self', () => {
 
 describe('placement and payload', () => {
   it('defaults data_center to the backend DC and rack to rack1; hints and overrides win in that order', () => {
-    const endpoints = [endpoint('proxy-a', '10.0.0.1'), endpoint('proxy-b', '10.0.0.2', { dc: 'hint', rack: 'r9' }), endpoint('proxy-c', '10.0.0.3', { dc: 'hint' })];
+    const endpoints = [
+      endpoint('proxy-a', '10.0.0.1'),
+      endpoint('proxy-b', '10.0.0.2', { dc: 'hint', rack: 'r9' }),
+      endpoint('proxy-c', '10.0.0.3', { dc: 'hint' }),
+    ];
     const m = deriveMembership(input('proxy-a', { endpoints }), { ...options, placement: { 'proxy-c': { dc: 'east' } } });
     expect(m.members.map((x) => [x.dc, x.rack])).toEqual([
       ['dc1', 'rack1'],
@@ -130,7 +147,12 @@ describe('placement and payload', () => {
   });
 
   it('reads releaseVersion from the heartbeat payload', () => {
-    const m = deriveMembership(input('proxy-a', { heartbeats: [heartbeat('proxy-a', { payload: { releaseVersion: '5.0.2' } }), heartbeat('proxy-b', { payload: [1] })] }), options);
+    const m = deriveMembership(
+      input('proxy-a', {
+        heartbeats: [heartbeat('proxy-a', { payload: { releaseVersion: '5.0.2' } }), heartbeat('proxy-b', { payload: [1] })],
+      }),
+      options,
+    );
     expect(m.members[0]?.releaseVersion).toBe('5.0.2');
     expect(m.members[1]?.releaseVersion).toBeUndefined();
   });
@@ -146,7 +168,11 @@ describe('conflicts', () => {
       endpoint('proxy-d', '10.0.0.1', { port: 9043 }),
     ];
     const m = deriveMembership(input('proxy-a', { endpoints, heartbeats: [] }), { ...options, requireHeartbeat: false });
-    expect(m.members.map((x) => `${x.id}@${x.address}:${x.nativePort}`)).toEqual(['proxy-a@10.0.0.1:9042', 'proxy-b@10.0.0.5:9042', 'proxy-d@10.0.0.1:9043']);
+    expect(m.members.map((x) => `${x.id}@${x.address}:${x.nativePort}`)).toEqual([
+      'proxy-a@10.0.0.1:9042',
+      'proxy-b@10.0.0.5:9042',
+      'proxy-d@10.0.0.1:9043',
+    ]);
     expect(m.excluded.map((x) => x.reason)).toEqual(['duplicate of member proxy-b', "10.0.0.1:9042 is already member proxy-a's address"]);
   });
 });
@@ -154,7 +180,10 @@ describe('conflicts', () => {
 describe('the published view', () => {
   it('lists in system.peers every other up member with a dialable address', () => {
     const endpoints = [...three, endpoint('proxy-d', '0.0.0.0'), endpoint('proxy-e', 'proxy-e.svc')];
-    const v = advanceView(undefined, deriveMembership(input('proxy-b', { endpoints, heartbeats: [] }), { ...options, requireHeartbeat: false }));
+    const v = advanceView(
+      undefined,
+      deriveMembership(input('proxy-b', { endpoints, heartbeats: [] }), { ...options, requireHeartbeat: false }),
+    );
     expect(v.self.id).toBe('proxy-b');
     expect(v.peers.map((p) => p.id)).toEqual(['proxy-a', 'proxy-c']);
   });

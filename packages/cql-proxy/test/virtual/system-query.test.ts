@@ -15,7 +15,7 @@ const refused = (cql: string): string => {
 
 describe('isSystemTableQuery', () => {
   it.each([
-    'SELECT * FROM system.local WHERE key=\'local\'',
+    "SELECT * FROM system.local WHERE key='local'",
     'select * from system.peers',
     'SELECT * FROM system.peers_v2;',
     'SELECT * FROM SYSTEM.LOCAL',
@@ -106,7 +106,9 @@ describe('parseSystemQuery', () => {
   });
 
   it('reads LIMIT, ALLOW FILTERING and USING TIMEOUT in any order, with comments and a trailing ;', () => {
-    const q = parsed("SELECT * FROM system.peers -- why\n WHERE data_center = 'dc1' /* x */ ALLOW FILTERING LIMIT 2 USING TIMEOUT 1s500ms ;");
+    const q = parsed(
+      "SELECT * FROM system.peers -- why\n WHERE data_center = 'dc1' /* x */ ALLOW FILTERING LIMIT 2 USING TIMEOUT 1s500ms ;",
+    );
     expect(q.limit).toEqual({ kind: 'literal', literal: { type: 'integer', text: '2' } });
     expect(q.allowFiltering).toBe(true);
     expect(q.timeout).toEqual({ kind: 'literal', literal: { type: 'duration', text: '1s500ms' } });

@@ -48,7 +48,7 @@ describe('ZDM-compatible tokens', () => {
     const T = 8n;
     const N = 3n;
     for (let i = 0; i < 3; i++) {
-      const expected = Array.from({ length: 8 }, (_, t) => ((2n ** 64n) / (T * N)) * (BigInt(t) * N + BigInt(i)) - 2n ** 63n);
+      const expected = Array.from({ length: 8 }, (_, t) => (2n ** 64n / (T * N)) * (BigInt(t) * N + BigInt(i)) - 2n ** 63n);
       expect(zdmTokens(i, 3)).toEqual(expected);
     }
   });
