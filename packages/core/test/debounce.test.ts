@@ -42,7 +42,7 @@ describe('debounceDiscovery', () => {
     s.view([ep('a')]); // a flipped and back
     s.view([ep('a'), ep('c')]);
     expect(await collect(out, 1)).toEqual(['added c']);
-    await out.return?.();
+    await out.return?.(undefined);
   });
 
   it('removals skip the wait by default', async () => {
@@ -52,7 +52,7 @@ describe('debounceDiscovery', () => {
     await collect(out, 1);
     s.view([ep('a')]);
     expect(await collect(out, 1)).toEqual(['removed b']);
-    await out.return?.();
+    await out.return?.(undefined);
   });
 
   it('constant churn cannot hold events back for longer than maxDelay', async () => {
@@ -65,6 +65,6 @@ describe('debounceDiscovery', () => {
     const first = await collect(out, 1);
     clearInterval(churn);
     expect(first[0]).toMatch(/^added /);
-    await out.return?.();
+    await out.return?.(undefined);
   });
 });

@@ -48,6 +48,8 @@ export async function startProxy(
     id?: string;
     port?: number;
     members?: { id: string; address: string; port: number }[];
+    /** A members file instead of a fixed list: membership then changes when the file does. */
+    membersFile?: string;
     scope?: string;
     proxy?: Record<string, unknown>;
   } = {},
