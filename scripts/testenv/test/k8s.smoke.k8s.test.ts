@@ -33,7 +33,9 @@ describeK8s('k8s test server (smoke)', () => {
   it('creates, reads back and deletes a coordination.k8s.io/v1 Lease', async () => {
     const api = kubeConfig().makeApiClient(k8s.CoordinationV1Api);
     const name = `smoke-lease-${suffix}`;
-    const acquired = new Date(Math.floor(Date.now() / 1000) * 1000);
+    // Lease times are MicroTime (6 fractional digits); a plain Date is sent with 3 and rejected
+    // with 400, so client-node's V1MicroTime must be used.
+    const acquired = new k8s.V1MicroTime(Math.floor(Date.now() / 1000) * 1000);
     await api.createNamespacedLease({
       namespace,
       body: {
