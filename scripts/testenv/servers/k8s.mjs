@@ -11,16 +11,21 @@
 // EndpointSlices derived from Pods. Tests create what they need (ServiceAccounts, EndpointSlices).
 // kube-apiserver itself compacts etcd every 5 minutes (its default --etcd-compaction-interval).
 //
-// Forcing "410 Gone" (expired resourceVersion) in a test: compact etcd to its current revision,
-// then list/watch from a resourceVersion older than that. Either
-//   await compactEtcd(entry)                      // exported below; uses etcd's HTTP/JSON gateway:
-//                                                 // POST {etcdEndpoint}/v3/kv/range      -> header.revision
-//                                                 // POST {etcdEndpoint}/v3/kv/compaction {"revision": R}
-// or from a shell:
-//   ETCDCTL_API=3 <etcdctl from entry.etcdctl> --endpoints=<entry.etcdEndpoint> compaction <rev>
-// kube-apiserver's watch cache may still serve a recent resourceVersion after compaction; to hit
-// etcd, watch/list from a resourceVersion that the cache has already dropped, or restart(entry)
-// first (the watch cache is rebuilt from etcd's current revision).
+// Forcing "410 Gone" (expired resourceVersion) in a test. Compacting etcd alone is NOT enough:
+// kube-apiserver's watch cache keeps serving watches and lists from older resourceVersions (seen
+// here: a watch from a compacted RV replayed its events). What works (measured on v1.36.3):
+//   1. note an old resourceVersion R, make some writes,
+//   2. compact etcd to its current revision:
+//        await compactEtcd(entry)                 // exported below; etcd's HTTP/JSON gateway:
+//                                                 //   POST {etcdEndpoint}/v3/kv/range      -> header.revision
+//                                                 //   POST {etcdEndpoint}/v3/kv/compaction {"revision":"N","physical":true}
+//      or: <entry.etcdctl> --endpoints=<entry.etcdEndpoint> compaction <N>
+//   3. restart kube-apiserver (restart(entry), or `npm run testenv -- restart k8s`, which also
+//      updates the state file); its watch cache is rebuilt from etcd's current revision.
+//   Then watch?resourceVersion=R gets an ERROR event {code: 410, reason: "Expired", "too old
+//   resource version"}, and list?resourceVersion=R&resourceVersionMatch=Exact gets HTTP 410.
+// (After a restart alone, without compaction, only the watch gets 410; the exact list is then
+// served from etcd.)
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
