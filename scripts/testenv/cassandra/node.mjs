@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { atomicDir, cacheDir, freePort, log, run, runDir, spawnDaemon, stopProcess, waitFor } from '../lib.mjs';
+import { atomicDir, cacheDir, freePort, isAlive, log, run, runDir, spawnDaemon, stopProcess, waitFor } from '../lib.mjs';
 
 /** Keep in step with <cassandra.version> in pom.xml. */
 export const VERSION = '5.0.8';
@@ -412,6 +412,53 @@ async function startNodes(cluster, libDir) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// one cluster per profile and checkout
+
+/** Pids of running Cassandra daemons whose config is `configFile`, found by their command lines. */
+function daemonsUsing(configFile) {
+  const flag = `-Dcassandra.config=file://${configFile}`;
+  const pids = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').includes(flag)) pids.push(Number(d));
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+  return pids;
+}
+
+/**
+ * Two `testenv up` runs of one profile in one checkout would share config files and data dirs.
+ * Refuses when a node of the profile is already running (outside `allowed`) or another process is
+ * starting it; returns the function that releases the claim.
+ */
+function claimProfile(name, dir, configFiles, allowed = []) {
+  for (const file of configFiles) {
+    const others = daemonsUsing(file).filter((pid) => !allowed.includes(pid));
+    if (others.length > 0) {
+      throw new Error(
+        `${name}: a node with ${file} is already running as pid ${others.join(', ')} (another 'testenv up ${name}' ` +
+          `in this checkout?); stop it first, or use MUSTER_TESTENV_DIR for a separate run dir`,
+      );
+    }
+  }
+  const lock = join(dir, 'starting.pid');
+  try {
+    writeFileSync(lock, String(process.pid), { flag: 'wx' });
+  } catch (err) {
+    if (err.code !== 'EEXIST') throw err;
+    const owner = Number(readFileSync(lock, 'utf8'));
+    if (owner && owner !== process.pid && isAlive(owner)) {
+      throw new Error(`${name}: process ${owner} is starting it right now (${lock})`);
+    }
+    writeFileSync(lock, String(process.pid));
+  }
+  return () => rmSync(lock, { force: true });
+}
+
+// ---------------------------------------------------------------------------------------------
 // the profile
 
 /**
@@ -430,7 +477,6 @@ export function makeProfile({ name, nodes = 1, auth = false }) {
     let storagePort = await commonFreePort(hosts);
     while (storagePort === nativePort) storagePort = await commonFreePort(hosts);
     const root = dataRoot(name);
-    rmSync(root, { recursive: true, force: true });
     const cluster = {
       name,
       clusterName: `muster-${name}`,
@@ -461,10 +507,20 @@ export function makeProfile({ name, nodes = 1, auth = false }) {
         heap: HEAP,
       });
     }
-    // A new cluster starts new logs (restart appends to them).
-    for (const node of cluster.nodes) rmSync(node.logFile, { force: true });
-    const version = await startNodes(cluster, libDir);
-    return toEntry(cluster, version);
+    const release = claimProfile(
+      name,
+      runDir('cassandra', name),
+      cluster.nodes.map((n) => n.configFile),
+    );
+    try {
+      rmSync(root, { recursive: true, force: true });
+      // A new cluster starts new logs (restart appends to them).
+      for (const node of cluster.nodes) rmSync(node.logFile, { force: true });
+      const version = await startNodes(cluster, libDir);
+      return toEntry(cluster, version);
+    } finally {
+      release();
+    }
   }
 
   async function down(entry) {
@@ -477,9 +533,19 @@ export function makeProfile({ name, nodes = 1, auth = false }) {
   async function restart(entry) {
     const libDir = await buildCassandra();
     const cluster = fromEntry(name, entry);
-    await stopNodes(cluster);
-    const version = await startNodes(cluster, libDir);
-    return toEntry(cluster, version);
+    const release = claimProfile(
+      name,
+      runDir('cassandra', name),
+      cluster.nodes.map((n) => n.configFile),
+      cluster.nodes.map((n) => n.pid),
+    );
+    try {
+      await stopNodes(cluster);
+      const version = await startNodes(cluster, libDir);
+      return toEntry(cluster, version);
+    } finally {
+      release();
+    }
   }
 
   return { build, up, down, restart };
