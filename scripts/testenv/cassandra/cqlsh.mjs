@@ -20,39 +20,44 @@ export async function cqlshPath() {
   const interpreter = execFileSync(python, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
   const started = Date.now();
   log(`cqlsh ${CQLSH_VERSION}: pip install into ${dir}`);
-  await atomicDir(dir, async (tmp) => {
-    await run(
-      interpreter,
-      [
-        '-m',
-        'pip',
-        'install',
-        '--quiet',
-        '--disable-pip-version-check',
-        '--no-input',
-        '--target',
-        join(tmp, 'site'),
-        `cqlsh==${CQLSH_VERSION}`,
-        `cassandra-driver==${PY_DRIVER_VERSION}`,
-      ],
-      { cwd: tmp, env: { ...process.env, PIP_ROOT_USER_ACTION: 'ignore' } },
-    );
-    mkdirSync(join(tmp, 'bin'));
-    const script = join(tmp, 'bin', 'cqlsh');
-    writeFileSync(
-      script,
-      [
-        '#!/bin/sh',
-        `# cqlsh ${CQLSH_VERSION} for the Muster test servers (scripts/testenv/cassandra/cqlsh.mjs).`,
-        'site="$(cd "$(dirname "$0")/../site" && pwd)"',
-        'PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" PYTHONNOUSERSITE=1 \\',
-        `  exec '${interpreter.replaceAll("'", `'\\''`)}' -m cqlshlib "$@"`,
-        '',
-      ].join('\n'),
-    );
-    chmodSync(script, 0o755);
-    await run(script, ['--version'], { quiet: true });
-  });
+  try {
+    await atomicDir(dir, async (tmp) => {
+      await run(
+        interpreter,
+        [
+          '-m',
+          'pip',
+          'install',
+          '--quiet',
+          '--disable-pip-version-check',
+          '--no-input',
+          '--target',
+          join(tmp, 'site'),
+          `cqlsh==${CQLSH_VERSION}`,
+          `cassandra-driver==${PY_DRIVER_VERSION}`,
+        ],
+        { cwd: tmp, env: { ...process.env, PIP_ROOT_USER_ACTION: 'ignore' } },
+      );
+      mkdirSync(join(tmp, 'bin'));
+      const script = join(tmp, 'bin', 'cqlsh');
+      writeFileSync(
+        script,
+        [
+          '#!/bin/sh',
+          `# cqlsh ${CQLSH_VERSION} for the Muster test servers (scripts/testenv/cassandra/cqlsh.mjs).`,
+          'site="$(cd "$(dirname "$0")/../site" && pwd)"',
+          'PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" PYTHONNOUSERSITE=1 \\',
+          `  exec '${interpreter.replaceAll("'", `'\\''`)}' -m cqlshlib "$@"`,
+          '',
+        ].join('\n'),
+      );
+      chmodSync(script, 0o755);
+      await run(script, ['--version'], { quiet: true });
+    });
+  } catch (err) {
+    // A concurrent install may have put it in place first.
+    if (!existsSync(launcher)) throw err;
+  }
   log(`cqlsh ${CQLSH_VERSION}: installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return launcher;
 }

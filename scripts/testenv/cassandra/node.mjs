@@ -31,27 +31,32 @@ export async function buildCassandra() {
   if (existsSync(libDir)) return libDir;
   const started = Date.now();
   log(`cassandra ${VERSION}: fetching jars from Maven Central into ${libDir}`);
-  await atomicDir(libDir, async (tmp) => {
-    await run(
-      'mvn',
-      [
-        '-q',
-        '-B',
-        '-Dstyle.color=never',
-        `-Dmaven.repo.local=${cacheDir('m2')}`,
-        '-f',
-        join(here, 'pom.xml'),
-        'dependency:copy-dependencies',
-        '-DincludeScope=runtime',
-        `-DoutputDirectory=${tmp}`,
-      ],
-      { cwd: tmp },
-    );
-    const jars = readdirSync(tmp).filter((f) => f.endsWith('.jar'));
-    if (!jars.includes(`cassandra-all-${VERSION}.jar`)) {
-      throw new Error(`cassandra ${VERSION}: cassandra-all-${VERSION}.jar missing after mvn (got ${jars.length} jars)`);
-    }
-  });
+  try {
+    await atomicDir(libDir, async (tmp) => {
+      await run(
+        'mvn',
+        [
+          '-q',
+          '-B',
+          '-Dstyle.color=never',
+          `-Dmaven.repo.local=${cacheDir('m2')}`,
+          '-f',
+          join(here, 'pom.xml'),
+          'dependency:copy-dependencies',
+          '-DincludeScope=runtime',
+          `-DoutputDirectory=${tmp}`,
+        ],
+        { cwd: tmp },
+      );
+      const jars = readdirSync(tmp).filter((f) => f.endsWith('.jar'));
+      if (!jars.includes(`cassandra-all-${VERSION}.jar`)) {
+        throw new Error(`cassandra ${VERSION}: cassandra-all-${VERSION}.jar missing after mvn (got ${jars.length} jars)`);
+      }
+    });
+  } catch (err) {
+    // A concurrent build (another `testenv up` in parallel) may have put it in place first.
+    if (!existsSync(join(libDir, `cassandra-all-${VERSION}.jar`))) throw err;
+  }
   log(`cassandra ${VERSION}: ${readdirSync(libDir).length} jars cached in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return libDir;
 }
