@@ -24,8 +24,7 @@ async function port(name: 'discovery' | 'lock' | 'heartbeat', options: Record<st
 
 lockConformance(runner, {
   name: 'kubernetes Lease',
-  // A multiple of 3 s: core's lock client passes ttl × 2/3 to AbortSignal.timeout, which needs an integer.
-  ttl: 3000,
+  ttl: 2000,
   factory: async () => (await port('lock')).lock,
 });
 
