@@ -14,15 +14,7 @@ import { Writer } from './writer.js';
  * Decimal, varint, date and duration cells are not decoded here (they stay bytes in passthrough).
  */
 export type CellValue =
-  | string
-  | number
-  | bigint
-  | boolean
-  | Buffer
-  | Date
-  | null
-  | readonly CellValue[]
-  | ReadonlyMap<CellValue, CellValue>;
+  string | number | bigint | boolean | Buffer | Date | null | readonly CellValue[] | ReadonlyMap<CellValue, CellValue>;
 
 function mismatch(type: DataType, value: unknown): ProtocolError {
   const shown = typeof value === 'object' ? (value?.constructor?.name ?? 'null') : typeof value;

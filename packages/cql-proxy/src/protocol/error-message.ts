@@ -77,7 +77,10 @@ export function encodeError(m: ErrorMessage): Buffer {
       w.writeConsistency(d.consistency).writeInt(d.received).writeInt(d.blockFor).writeString(d.writeType);
       break;
     case ErrorCode.READ_TIMEOUT:
-      w.writeConsistency(d.consistency).writeInt(d.received).writeInt(d.blockFor).writeByte(d.dataPresent ? 1 : 0);
+      w.writeConsistency(d.consistency)
+        .writeInt(d.received)
+        .writeInt(d.blockFor)
+        .writeByte(d.dataPresent ? 1 : 0);
       break;
     case ErrorCode.ALREADY_EXISTS:
       w.writeString(d.keyspace).writeString(d.table);

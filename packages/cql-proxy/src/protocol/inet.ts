@@ -18,7 +18,12 @@ export function addressToBytes(address: string): Buffer {
   const lastColon = text.lastIndexOf(':');
   if (text.includes('.', lastColon)) {
     // Embedded IPv4 (`::ffff:1.2.3.4`): rewrite its four bytes as two hex groups.
-    const v4 = Buffer.from(text.slice(lastColon + 1).split('.').map(Number));
+    const v4 = Buffer.from(
+      text
+        .slice(lastColon + 1)
+        .split('.')
+        .map(Number),
+    );
     text = `${text.slice(0, lastColon + 1)}${v4.readUInt16BE(0).toString(16)}:${v4.readUInt16BE(2).toString(16)}`;
   }
   const [head = '', tail] = text.split('::');
@@ -44,7 +49,7 @@ export function bytesToAddress(bytes: Uint8Array): string {
   // RFC 5952: compress the longest run (first on ties) of two or more zero groups.
   let bestStart = -1;
   let bestLength = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;

@@ -49,7 +49,8 @@ function writeSequence(out: Uint8Array, at: number, src: Uint8Array, from: numbe
   return at;
 }
 
-const read32 = (b: Uint8Array, i: number) => ((b[i] ?? 0) | ((b[i + 1] ?? 0) << 8) | ((b[i + 2] ?? 0) << 16) | ((b[i + 3] ?? 0) << 24)) >>> 0;
+const read32 = (b: Uint8Array, i: number) =>
+  ((b[i] ?? 0) | ((b[i + 1] ?? 0) << 8) | ((b[i + 2] ?? 0) << 16) | ((b[i + 3] ?? 0) << 24)) >>> 0;
 
 /** Compresses `src` into one LZ4 block (greedy, single-probe hash table: fast, modest ratio). */
 export function lz4CompressBlock(src: Uint8Array): Buffer {

@@ -25,7 +25,14 @@ import {
   type Register,
   type Startup,
 } from './requests.js';
-import { decodeAuthenticate, decodeSupported, encodeAuthenticate, encodeSupported, type Authenticate, type Supported } from './responses.js';
+import {
+  decodeAuthenticate,
+  decodeSupported,
+  encodeAuthenticate,
+  encodeSupported,
+  type Authenticate,
+  type Supported,
+} from './responses.js';
 import { decodeResult, encodeResult, type Result } from './result.js';
 
 /**

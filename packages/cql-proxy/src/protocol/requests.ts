@@ -1,5 +1,12 @@
 import { encodingError, ProtocolError } from './errors.js';
-import { readFlags, readQueryParameters, writeFlags, writeQueryParameters, type BoundValue, type QueryParameters } from './query-parameters.js';
+import {
+  readFlags,
+  readQueryParameters,
+  writeFlags,
+  writeQueryParameters,
+  type BoundValue,
+  type QueryParameters,
+} from './query-parameters.js';
 import { Reader } from './reader.js';
 import { Writer } from './writer.js';
 

@@ -45,9 +45,7 @@ function readLE(bytes: Buffer, at: number, n: number): number {
 /** A segment header with its CRC24; `uncompressedLength` only with lz4 (0: payload not compressed). */
 export function encodeSegmentHeader(lz4: boolean, length: number, uncompressedLength: number, selfContained: boolean): Buffer {
   const n = lz4 ? 5 : 3;
-  const value = lz4
-    ? length + uncompressedLength * 2 ** 17 + (selfContained ? 2 ** 34 : 0)
-    : length + (selfContained ? 2 ** 17 : 0);
+  const value = lz4 ? length + uncompressedLength * 2 ** 17 + (selfContained ? 2 ** 34 : 0) : length + (selfContained ? 2 ** 17 : 0);
   const out = Buffer.alloc(n + 3);
   writeLE(out, 0, value, n);
   writeLE(out, n, crc24(out.subarray(0, n)), 3);

@@ -36,11 +36,7 @@ export function replyVersion(requested: number, supported: readonly number[] = S
  * protocol version (N); supported versions are (3/v3, 4/v4, 5/v5)", unframed (never a v5 segment:
  * no STARTUP has succeeded), on `stream` — 0 unless the request's stream is known, as Cassandra does.
  */
-export function unsupportedVersionReply(
-  requested: number,
-  stream = 0,
-  supported: readonly number[] = SUPPORTED_VERSIONS,
-): Buffer {
+export function unsupportedVersionReply(requested: number, stream = 0, supported: readonly number[] = SUPPORTED_VERSIONS): Buffer {
   const version = replyVersion(requested, supported);
   const body = encodeError({
     code: ErrorCode.PROTOCOL_ERROR,

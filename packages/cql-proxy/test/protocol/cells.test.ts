@@ -87,7 +87,10 @@ describe('cells', () => {
     [
       'map<varchar,varchar>',
       types.map(types.varchar, types.varchar),
-      new Map([['dc1', '3'], ['class', 'NetworkTopologyStrategy']]),
+      new Map([
+        ['dc1', '3'],
+        ['class', 'NetworkTopologyStrategy'],
+      ]),
       { dc1: '3', class: 'NetworkTopologyStrategy' },
       { code: dt.map, info: [{ code: dt.varchar }, { code: dt.varchar }] },
     ],

@@ -161,14 +161,21 @@ describe.each([3, 4])('responses encoded here in v%i are read by cassandra-drive
       opcode: Opcode.RESULT,
       result: {
         kind: 'Rows',
-        metadata: { columnCount: 2, columns: [column('key'), column('tokens', types.set(types.varchar))], pagingState: Buffer.from('09', 'hex') },
+        metadata: {
+          columnCount: 2,
+          columns: [column('key'), column('tokens', types.set(types.varchar))],
+          pagingState: Buffer.from('09', 'hex'),
+        },
         rows: [[encodeCell(types.varchar, 'local'), encodeCell(types.set(types.varchar), ['-1', '1'])]],
       },
     });
     expect(r.readInt()).toBe(2);
     const meta = r.readMetadata(2);
     expect(meta).toMatchObject({ keyspace: 'system', table: 'local', pageState: Buffer.from('09', 'hex') });
-    expect(meta.columns.map((c) => [c.name, c.type.code])).toEqual([['key', 0x0d], ['tokens', 0x22]]);
+    expect(meta.columns.map((c) => [c.name, c.type.code])).toEqual([
+      ['key', 0x0d],
+      ['tokens', 0x22],
+    ]);
     expect(r.readInt()).toBe(1);
     expect(r.readBytes()?.toString()).toBe('local');
   });
@@ -201,7 +208,12 @@ describe.each([3, 4])('responses encoded here in v%i are read by cassandra-drive
       }).readError(),
     ).toMatchObject({ code: ErrorCode.UNAVAILABLE, required: 2, alive: 1 });
     expect(
-      read({ opcode: Opcode.ERROR, code: ErrorCode.UNPREPARED, message: 'x', details: { code: ErrorCode.UNPREPARED, id: Buffer.from('ab', 'hex') } }).readError(),
+      read({
+        opcode: Opcode.ERROR,
+        code: ErrorCode.UNPREPARED,
+        message: 'x',
+        details: { code: ErrorCode.UNPREPARED, id: Buffer.from('ab', 'hex') },
+      }).readError(),
     ).toMatchObject({ code: ErrorCode.UNPREPARED, queryId: Buffer.from('ab', 'hex') });
   });
 

@@ -1,12 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import {
-  decodeFrameHeader,
-  encodeFrame,
-  FrameDecoder,
-  FrameFlag,
-  Opcode,
-  type Frame,
-} from '../../src/protocol/frame.js';
+import { decodeFrameHeader, encodeFrame, FrameDecoder, FrameFlag, Opcode, type Frame } from '../../src/protocol/frame.js';
 import { ProtocolError, UnsupportedVersionError } from '../../src/protocol/errors.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');

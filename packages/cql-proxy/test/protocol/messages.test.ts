@@ -17,10 +17,22 @@ const column = (name: string, type: DataType = types.varchar, table = 'local') =
 
 /** Messages valid in every version 3–5 (per-version extras are added below). */
 const common: Message[] = [
-  { opcode: Opcode.STARTUP, options: new Map([['CQL_VERSION', '3.0.0'], ['COMPRESSION', 'lz4']]) },
+  {
+    opcode: Opcode.STARTUP,
+    options: new Map([
+      ['CQL_VERSION', '3.0.0'],
+      ['COMPRESSION', 'lz4'],
+    ]),
+  },
   { opcode: Opcode.OPTIONS },
   { opcode: Opcode.READY },
-  { opcode: Opcode.SUPPORTED, options: new Map([['CQL_VERSION', ['3.4.7']], ['COMPRESSION', ['lz4', 'snappy']]]) },
+  {
+    opcode: Opcode.SUPPORTED,
+    options: new Map([
+      ['CQL_VERSION', ['3.4.7']],
+      ['COMPRESSION', ['lz4', 'snappy']],
+    ]),
+  },
   { opcode: Opcode.AUTHENTICATE, authenticator: 'org.apache.cassandra.auth.PasswordAuthenticator' },
   { opcode: Opcode.AUTH_RESPONSE, token: Buffer.from('\0cassandra\0cassandra') },
   { opcode: Opcode.AUTH_CHALLENGE, token: null },
@@ -169,13 +181,7 @@ const v5Only: Message[] = [
   },
 ];
 
-const forVersion = (v: number) => [
-  ...common,
-  execute(v),
-  prepared(v),
-  ...(v >= 4 ? v4Only : []),
-  ...(v >= 5 ? v5Only : []),
-];
+const forVersion = (v: number) => [...common, execute(v), prepared(v), ...(v >= 4 ? v4Only : []), ...(v >= 5 ? v5Only : [])];
 
 describe.each([3, 4, 5])('messages in protocol v%i', (version) => {
   const messages = forVersion(version);
@@ -298,7 +304,10 @@ describe('body extras', () => {
 });
 
 describe('openFrame / sealFrame', () => {
-  const message = encodeMessage({ opcode: Opcode.QUERY, query: 'SELECT * FROM system.local '.repeat(10), parameters: { consistency: 1 } }, 4);
+  const message = encodeMessage(
+    { opcode: Opcode.QUERY, query: 'SELECT * FROM system.local '.repeat(10), parameters: { consistency: 1 } },
+    4,
+  );
   const header = { version: 4, response: false, stream: 3, opcode: Opcode.QUERY } as const;
 
   it.each([lz4, snappy])('compresses v3/v4 bodies with $name and opens them again', (compression) => {

@@ -30,7 +30,11 @@ describe('v5 segment checksums', () => {
 
   it('CRC32 of the payload 01, primed with FA 2D 55 CA, little-endian on the wire', () => {
     expect(crc32(hex('01'))).toBe(0xba9b2b0b);
-    expect(encodeSegment([hex('01')], true).at(-1)?.toString('hex')).toBe('0b2b9bba');
+    expect(
+      encodeSegment([hex('01')], true)
+        .at(-1)
+        ?.toString('hex'),
+    ).toBe('0b2b9bba');
     expect(crc32(hex('0102'), hex('03'))).toBe(crc32(hex('010203')));
   });
 });
@@ -48,7 +52,12 @@ describe.each([false, true])('segments (lz4: %s)', (lz4) => {
   const options = { lz4 };
 
   it('round-trip small, empty and incompressible payloads', () => {
-    const payloads = [Buffer.alloc(0), Buffer.from('abc'), Buffer.alloc(1000, 1), Buffer.from(Array.from({ length: 600 }, (_, i) => (i * 7919) & 0xff))];
+    const payloads = [
+      Buffer.alloc(0),
+      Buffer.from('abc'),
+      Buffer.alloc(1000, 1),
+      Buffer.from(Array.from({ length: 600 }, (_, i) => (i * 7919) & 0xff)),
+    ];
     const bytes = wire(payloads.flatMap((p, i) => encodeSegment([p], i % 2 === 0, options)));
     const segments = new SegmentDecoder(options).push(bytes);
     expect(segments).toEqual(payloads.map((payload, i): Segment => ({ payload, selfContained: i % 2 === 0 })));
@@ -65,7 +74,9 @@ describe.each([false, true])('segments (lz4: %s)', (lz4) => {
 
   it('decode the same whichever byte the stream is split at', () => {
     const frames = [frame(1, 3), frame(2, 40), frame(-1, 0)];
-    const bytes = wire(encodeSegments([encodeFrame(frames[0] as Frame)], options).concat(encodeSegments(frames.slice(1).map(encodeFrame), options)));
+    const bytes = wire(
+      encodeSegments([encodeFrame(frames[0] as Frame)], options).concat(encodeSegments(frames.slice(1).map(encodeFrame), options)),
+    );
     for (let at = 0; at <= bytes.length; at++) {
       const decoder = new SegmentedFrameDecoder(options);
       expect([...decoder.push(bytes.subarray(0, at)), ...decoder.push(bytes.subarray(at))]).toEqual(frames);

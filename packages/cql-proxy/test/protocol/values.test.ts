@@ -32,21 +32,34 @@ describe('notation types', () => {
         '000368c3a9' +
         '000000026162' +
         '00112233445566778899aabbccddeeff' +
-        '0002' + '000161' + '000162' +
+        '0002' +
+        '000161' +
+        '000162' +
         'ffffffff' +
         '000000020102' +
         'fffffffe' +
         '0001ff' +
-        '040a000001' + '00002352' +
-        '10' + '00000000000000000000000000000001' +
+        '040a000001' +
+        '00002352' +
+        '10' +
+        '00000000000000000000000000000001' +
         '000a',
     );
   });
 
   it('round-trips every type', () => {
-    const strings = new Map([['CQL_VERSION', '3.0.0'], ['COMPRESSION', 'lz4']]);
-    const multi = new Map([['COMPRESSION', ['lz4', 'snappy']], ['EMPTY', []]]);
-    const bytesMap = new Map<string, Buffer | null>([['k', hex('00')], ['n', null]]);
+    const strings = new Map([
+      ['CQL_VERSION', '3.0.0'],
+      ['COMPRESSION', 'lz4'],
+    ]);
+    const multi = new Map([
+      ['COMPRESSION', ['lz4', 'snappy']],
+      ['EMPTY', []],
+    ]);
+    const bytesMap = new Map<string, Buffer | null>([
+      ['k', hex('00')],
+      ['n', null],
+    ]);
     const body = new Writer()
       .writeInt(2147483647)
       .writeLong(9223372036854775807n)
@@ -79,7 +92,10 @@ describe('notation types', () => {
 
   it('grows from any capacity without losing bytes', () => {
     const w = new Writer(1);
-    for (let i = 0; i < 2000; i++) w.writeString(`s${i}`).writeInt(i).writeRaw(Buffer.alloc(i % 7, i));
+    for (let i = 0; i < 2000; i++)
+      w.writeString(`s${i}`)
+        .writeInt(i)
+        .writeRaw(Buffer.alloc(i % 7, i));
     const r = new Reader(w.finish());
     for (let i = 0; i < 2000; i++) {
       expect(r.readString()).toBe(`s${i}`);
