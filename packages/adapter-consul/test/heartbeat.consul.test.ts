@@ -1,0 +1,68 @@
+// Consul-specific heartbeat behaviour: a member that stops beating stays listed (stale) and is then
+// deleted by Consul with its session (`left`); a restarted member (new incarnation) takes its key
+// over in one write, so peers see `replaced`, not `left` + `joined`.
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { createMuster, type HeartbeatEvent, type HeartbeatStore, type Muster } from '@muster/core';
+import { nextMatching, nextWithin, uniqueName } from '@muster/core/testing';
+import { testServer } from '../../../scripts/testenv/state.mjs';
+
+interface ConsulEntry {
+  address: string;
+  url: string;
+}
+
+const entry = testServer<ConsulEntry>('consul');
+const musters: Muster[] = [];
+afterAll(async () => {
+  await Promise.allSettled(musters.map((m) => m.close()));
+});
+
+async function store(options: Record<string, unknown> = {}): Promise<HeartbeatStore> {
+  const muster = await createMuster({ heartbeat: { adapter: 'consul', options: { address: entry!.address, minSessionTtl: '1s', watchWait: '10s', ...options } } });
+  musters.push(muster);
+  return muster.heartbeat;
+}
+
+type MemberEvent = Extract<HeartbeatEvent, { member: unknown }>;
+
+(entry ? describe : describe.skip)('Consul heartbeat specifics', () => {
+  test('a member that stops beating goes stale, then Consul deletes it with its session (left)', async () => {
+    const group = uniqueName('reaped');
+    const writer = await store({ removeAfterTtls: 2 });
+    const watcher = await store();
+    const watch = watcher.watch(group)[Symbol.asyncIterator]();
+    await nextWithin(watch, 5000, 'snapshot');
+    const started = Date.now();
+    await writer.beat('quiet', { n: 1 }, { ttl: 1000, group });
+    await nextMatching(watch, (e) => e.type === 'joined', 5000, 'joined');
+    await nextMatching(watch, (e) => e.type === 'stale', 5000, 'stale');
+    // The session's TTL is max(minSessionTtl, 2 × ttl) = 2 s; Consul deletes between 1 × and 2 × that.
+    const left = (await nextMatching(watch, (e) => e.type === 'left', 10_000, 'left')) as MemberEvent;
+    expect(left.member.memberId).toBe('quiet');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
+    await watch.return?.();
+  }, 20_000);
+
+  test('a new incarnation takes the member over: peers see replaced, and the old writer is superseded', async () => {
+    const group = uniqueName('takeover');
+    const id = uniqueName('member');
+    const old = await store();
+    const watcher = await store();
+    await old.beat(id, { who: 'old' }, { ttl: 10_000, group });
+    const watch = watcher.watch(group)[Symbol.asyncIterator]();
+    await nextWithin(watch, 5000, 'snapshot');
+    await new Promise((r) => setTimeout(r, 5)); // incarnations order by start time
+    const restarted = await store();
+    await restarted.beat(id, { who: 'new' }, { ttl: 10_000, group });
+    const next = (await nextMatching(watch, (e) => e.type !== 'degraded' && e.type !== 'recovered', 5000, 'replaced')) as MemberEvent;
+    expect(next.type).toBe('replaced');
+    expect(next.member.payload).toEqual({ who: 'new' });
+    await expect(old.beat(id, { who: 'old' }, { ttl: 10_000, group })).rejects.toMatchObject({ code: 'MUSTER_SUPERSEDED' });
+    // The key is now bound to the new writer's session: the old session's expiry cannot delete it.
+    const [kv] = (await (await fetch(`${entry!.url}/v1/kv/muster/heartbeats/${id}`)).json()) as { Session: string }[];
+    const sessions = (await (await fetch(`${entry!.url}/v1/session/list`)).json()) as { ID: string; Name: string }[];
+    expect(sessions.filter((s) => s.ID === kv!.Session && s.Name === `muster heartbeat ${id}`)).toHaveLength(1);
+    await watch.return?.();
+    await restarted.remove(id);
+  }, 20_000);
+});
