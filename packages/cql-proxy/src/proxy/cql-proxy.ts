@@ -9,7 +9,8 @@ import { encodeError } from '../protocol/error-message.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { encodeFrameHeader, Opcode } from '../protocol/frame.js';
 import type { Event } from '../protocol/event.js';
-import type { Membership, VirtualMember } from '../virtual/membership.js';
+import type { VirtualMember } from '../virtual/membership.js';
+import type { VirtualView } from '../virtual/view.js';
 import { BackendCluster } from './backend-cluster.js';
 import { BackendPool } from './backend-pool.js';
 import { ClientConnection } from './client-connection.js';
@@ -64,7 +65,8 @@ export class CqlProxy {
     this.#intercept = createSystemTableIntercept({
       config,
       backend: () => this.#backend.view,
-      membership: () => this.#membership?.current,
+      view: () => this.#membership?.view,
+      gossipGeneration: Math.floor(startedAt / 1000),
     });
     this.#context = {
       config,
@@ -177,12 +179,13 @@ export class CqlProxy {
     this.metrics.clientConnections.inc();
   }
 
-  #membershipChanged(previous: Membership | undefined, next: Membership): void {
+  #membershipChanged(previous: VirtualView | undefined, next: VirtualView): void {
     const members = next.members;
     this.metrics.membershipChanges.inc();
     this.metrics.membershipSize.set({ state: 'up' }, members.filter((m) => m.up).length);
     this.metrics.membershipSize.set({ state: 'down' }, members.filter((m) => !m.up).length);
     // The tables already answer from `next` (the service stored it before calling us): events go out after.
+    if (previous) this.#log.info({ members: members.map((m) => `${m.id}${m.up ? '' : ' (down)'}`) }, 'membership changed');
     for (const event of membershipEvents(previous, next)) {
       for (const client of this.#clients) client.pushEvent(event);
     }

@@ -1,7 +1,8 @@
 import type { Event } from '../protocol/event.js';
-import type { Membership } from '../virtual/membership.js';
+import { diffViews } from '../virtual/events.js';
+import type { VirtualView } from '../virtual/view.js';
 
-/** Placeholder until the virtual cluster's event rules are wired in. */
-export function membershipEvents(_previous: Membership | undefined, _next: Membership): Event[] {
-  return [];
+/** The client events from one view to the next, as the codec encodes them. */
+export function membershipEvents(previous: VirtualView | undefined, next: VirtualView): Event[] {
+  return diffViews(previous, next).map(({ type, change, address }) => ({ type, change, address }));
 }

@@ -1,6 +1,7 @@
 import { debounceDiscovery, type Discovery, type Endpoint, type HeartbeatStore, type MemberHeartbeat } from '@muster/core';
 import type { ProxyConfig } from '../config.js';
 import { deriveMembership, type Membership, type MembershipOptions, type SelfIdentity } from '../virtual/membership.js';
+import { advanceView, type VirtualView } from '../virtual/view.js';
 
 export interface MembershipServiceOptions {
   readonly config: ProxyConfig;
@@ -10,7 +11,8 @@ export interface MembershipServiceOptions {
   readonly membership: () => MembershipOptions;
   /** Runtime facts beaten into this instance's heartbeat payload. */
   readonly payload: () => Record<string, string | number | boolean>;
-  readonly onChange: (previous: Membership | undefined, next: Membership) => void;
+  /** Called after `view` already answers with `next`: tables first, then events. */
+  readonly onChange: (previous: VirtualView | undefined, next: VirtualView) => void;
   readonly onError: (error: unknown) => void;
 }
 
@@ -25,6 +27,7 @@ export class MembershipService {
   #endpoints: readonly Endpoint[] = [];
   #heartbeats: readonly MemberHeartbeat[] = [];
   #current: Membership | undefined;
+  #view: VirtualView | undefined;
   #timers: NodeJS.Timeout[] = [];
   #loops: Promise<void>[] = [];
 
@@ -34,6 +37,11 @@ export class MembershipService {
 
   get current(): Membership | undefined {
     return this.#current;
+  }
+
+  /** What the system tables show now. */
+  get view(): VirtualView | undefined {
+    return this.#view;
   }
 
   /** Lists both sources once (so the first answer is complete), then keeps watching. */
@@ -122,10 +130,11 @@ export class MembershipService {
       { self: this.#options.self(), endpoints: this.#endpoints, heartbeats: this.#heartbeats, now: Date.now() },
       this.#options.membership(),
     );
-    const previous = this.#current;
-    if (previous && sameMembers(previous, next)) return;
+    if (this.#current && sameMembers(this.#current, next)) return;
     this.#current = next;
-    this.#options.onChange(previous, next);
+    const previous = this.#view;
+    this.#view = advanceView(previous, next);
+    this.#options.onChange(previous, this.#view);
   }
 
   async close(): Promise<void> {

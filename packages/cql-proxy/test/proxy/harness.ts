@@ -46,6 +46,8 @@ export async function startProxy(
   backend: CassandraEntry,
   options: {
     id?: string;
+    /** Listen address (default 127.0.0.1); all of 127/8 is loopback on Linux. */
+    host?: string;
     port?: number;
     members?: { id: string; address: string; port: number }[];
     /** A members file instead of a fixed list: membership then changes when the file does. */
@@ -55,19 +57,20 @@ export async function startProxy(
   } = {},
 ): Promise<RunningProxy> {
   const id = options.id ?? 'proxy-0';
+  const host = options.host ?? '127.0.0.1';
   const port = options.port ?? (await freePort());
   const muster = await createMuster({
     discovery: {
       adapter: 'static',
       options: options.membersFile
         ? { service: 'muster-cql-proxy', file: options.membersFile }
-        : { service: 'muster-cql-proxy', members: options.members ?? [{ id, address: '127.0.0.1', port }], self: id },
+        : { service: 'muster-cql-proxy', members: options.members ?? [{ id, address: host, port }], self: id },
     },
     heartbeat: { adapter: 'static', options: { scope: options.scope ?? `proxy-test-${Math.random()}` } },
   });
   const config = proxyConfig(
     {
-      listen: { host: '127.0.0.1', port },
+      listen: { host, port },
       http: { host: '127.0.0.1', port: 0 },
       backend: {
         contactPoints: backend.contactPoints,
@@ -83,7 +86,7 @@ export async function startProxy(
   return {
     proxy,
     muster,
-    address: `127.0.0.1:${proxy.port}`,
+    address: `${host}:${proxy.port}`,
     stop: async () => {
       await proxy.stop();
       await muster.close();

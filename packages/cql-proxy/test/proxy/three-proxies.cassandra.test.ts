@@ -1,14 +1,19 @@
 // Three proxies in front of one Cassandra: the driver discovers all three from system.peers, opens
 // pools to each, hears DOWN / REMOVED_NODE when one stops or is removed, keeps working on the
 // others, and hears NEW_NODE / UP when it returns. The time from each membership change to the
-// driver's event is printed.
+// driver's event is printed. cassandra-driver dials every peer at its rpc_address on the one port
+// it was configured with, so the three listen on 127.0.0.1-3 (all loopback) on the same port.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
 import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
+import { decodeEvent } from '../../src/protocol/event.js';
+import { Opcode } from '../../src/protocol/frame.js';
+import { encodeRegister, encodeStartup } from '../../src/protocol/requests.js';
 import { freePort, startProxy, type CassandraEntry, type RunningProxy } from './harness.js';
+import { RawClient } from './raw-client.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
 const TIMEOUT = 180_000;
@@ -28,39 +33,47 @@ async function until<T>(what: string, check: () => T | undefined | false, ms = 3
   const file = join(dir, 'members.yaml');
   const scope = `three-${Math.random()}`;
   const ids = ['proxy-a', 'proxy-b', 'proxy-c'];
-  let ports: number[];
+  let port: number;
+  const hostOf = (id: string) => `127.0.0.${ids.indexOf(id) + 1}`;
   const proxies = new Map<string, RunningProxy>();
   let client: cassandra.Client;
   const events: { type: string; address: string; at: number }[] = [];
 
   const writeMembers = (present: string[]) => {
-    const members = ids.filter((id) => present.includes(id)).map((id) => ({ id, address: '127.0.0.1', port: ports[ids.indexOf(id)] }));
+    const members = ids.filter((id) => present.includes(id)).map((id) => ({ id, address: hostOf(id), port }));
     writeFileSync(`${file}.tmp`, `members: ${JSON.stringify(members)}\n`);
     renameSync(`${file}.tmp`, file);
   };
   const start = async (id: string) => {
     const running = await startProxy(backend!, {
       id,
-      port: ports[ids.indexOf(id)],
+      host: hostOf(id),
+      port,
       membersFile: file,
       scope,
       proxy: { instanceId: id, heartbeat: { interval: '200ms', ttl: '1500ms' }, events: { debounce: '100ms', reconcile: '2s' } },
     });
     proxies.set(id, running);
   };
-  const address = (id: string) => `127.0.0.1:${ports[ids.indexOf(id)]}`;
-  const connected = () => client.getState().getConnectedHosts().map((h) => h.address).sort();
+  const address = (id: string) => `${hostOf(id)}:${port}`;
+  const connected = () =>
+    client
+      .getState()
+      .getConnectedHosts()
+      .map((h) => h.address)
+      .sort();
   const workload = async (n = 20) => {
     for (let i = 0; i < n; i++) await client.execute('SELECT release_version FROM system.local', [], { isIdempotent: true });
   };
 
   beforeAll(async () => {
-    ports = await Promise.all(ids.map(() => freePort()));
+    port = await freePort();
     writeMembers(ids);
     for (const id of ids) await start(id);
     client = new cassandra.Client({
       contactPoints: [address('proxy-a')],
       localDataCenter: backend!.localDataCenter,
+      protocolOptions: { port },
       policies: { reconnection: new cassandra.policies.reconnection.ConstantReconnectionPolicy(300) },
     });
     for (const type of ['hostAdd', 'hostRemove', 'hostUp', 'hostDown']) {
@@ -74,44 +87,88 @@ async function until<T>(what: string, check: () => T | undefined | false, ms = 3
     for (const p of proxies.values()) await p.stop().catch(() => undefined);
   }, TIMEOUT);
 
-  it('the driver discovers all three from system.peers and opens pools to each', async () => {
-    expect(client.hosts.keys().sort()).toEqual(ids.map(address).sort());
-    await until('pools to all three', () => connected().length === 3);
-    const hosts = client.hosts.values();
-    expect(new Set(hosts.map((h) => h.hostId.toString())).size).toBe(3);
-    expect(hosts.every((h) => h.datacenter === backend!.localDataCenter)).toBe(true);
-    expect(hosts.every((h) => h.tokens.length === 8)).toBe(true);
-  }, TIMEOUT);
+  it(
+    'the driver discovers all three from system.peers and opens pools to each',
+    async () => {
+      expect(client.hosts.keys().sort()).toEqual(ids.map(address).sort());
+      await until('pools to all three', () => connected().length === 3);
+      const hosts = client.hosts.values();
+      expect(new Set(hosts.map((h) => h.hostId.toString())).size).toBe(3);
+      expect(hosts.every((h) => h.datacenter === backend!.localDataCenter)).toBe(true);
+      expect(hosts.every((h) => h.tokens.length === 8)).toBe(true);
+    },
+    TIMEOUT,
+  );
 
-  it('a stopped proxy goes DOWN (its heartbeat goes stale); the driver keeps working; it comes back UP', async () => {
-    const victim = 'proxy-c';
-    const stoppedAt = Date.now();
-    await proxies.get(victim)!.stop();
-    proxies.delete(victim);
-    const down = await until('hostDown for the stopped proxy', () => events.find((e) => e.type === 'hostDown' && e.address === address(victim) && e.at >= stoppedAt));
-    console.log(`stop → driver hostDown: ${down.at - stoppedAt} ms`);
-    await workload();
-    const restartedAt = Date.now();
-    await start(victim);
-    const up = await until('hostUp for the restarted proxy', () => events.find((e) => e.type === 'hostUp' && e.address === address(victim) && e.at >= restartedAt), 60_000);
-    console.log(`restart → driver hostUp: ${up.at - restartedAt} ms`);
-    await until('a pool to the restarted proxy', () => connected().includes(address(victim)), 60_000);
-    await workload();
-  }, TIMEOUT);
+  it(
+    'a stopped proxy goes DOWN (its heartbeat goes stale); the driver keeps working; it comes back UP',
+    async () => {
+      const victim = 'proxy-c';
+      const stoppedAt = Date.now();
+      await proxies.get(victim)!.stop();
+      proxies.delete(victim);
+      const down = await until('hostDown for the stopped proxy', () =>
+        events.find((e) => e.type === 'hostDown' && e.address === address(victim) && e.at >= stoppedAt),
+      );
+      console.log(`stop → driver hostDown: ${down.at - stoppedAt} ms`);
+      await workload();
+      const restartedAt = Date.now();
+      await start(victim);
+      const up = await until(
+        'hostUp for the restarted proxy',
+        () => events.find((e) => e.type === 'hostUp' && e.address === address(victim) && e.at >= restartedAt),
+        60_000,
+      );
+      console.log(`restart → driver hostUp: ${up.at - restartedAt} ms`);
+      await until('a pool to the restarted proxy', () => connected().includes(address(victim)), 60_000);
+      await workload();
+    },
+    TIMEOUT,
+  );
 
-  it('a proxy removed from membership is REMOVED_NODE; added back, NEW_NODE; the driver uses it again', async () => {
-    const victim = 'proxy-b';
-    const removedAt = Date.now();
-    writeMembers(ids.filter((id) => id !== victim));
-    const removed = await until('hostRemove', () => events.find((e) => e.type === 'hostRemove' && e.address === address(victim) && e.at >= removedAt));
-    console.log(`membership removal → driver hostRemove: ${removed.at - removedAt} ms`);
-    expect(client.hosts.keys()).not.toContain(address(victim));
-    await workload();
-    const addedAt = Date.now();
-    writeMembers(ids);
-    const added = await until('hostAdd', () => events.find((e) => e.type === 'hostAdd' && e.address === address(victim) && e.at >= addedAt));
-    console.log(`membership add → driver hostAdd: ${added.at - addedAt} ms`);
-    await until('a pool to the re-added proxy', () => connected().includes(address(victim)), 60_000);
-    await workload();
-  }, TIMEOUT);
+  it(
+    'a proxy removed from membership is REMOVED_NODE; added back, NEW_NODE; the driver uses it again',
+    async () => {
+      const victim = 'proxy-b';
+      const removedAt = Date.now();
+      writeMembers(ids.filter((id) => id !== victim));
+      const removed = await until('hostRemove', () =>
+        events.find((e) => e.type === 'hostRemove' && e.address === address(victim) && e.at >= removedAt),
+      );
+      console.log(`membership removal → driver hostRemove: ${removed.at - removedAt} ms`);
+      expect(client.hosts.keys()).not.toContain(address(victim));
+      await workload();
+      const addedAt = Date.now();
+      writeMembers(ids);
+      const added = await until('hostAdd', () =>
+        events.find((e) => e.type === 'hostAdd' && e.address === address(victim) && e.at >= addedAt),
+      );
+      console.log(`membership add → driver hostAdd: ${added.at - addedAt} ms`);
+      await until('a pool to the re-added proxy', () => connected().includes(address(victim)), 60_000);
+      await workload();
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a proxy that still serves but whose heartbeat goes stale is reported DOWN to registered clients',
+    async () => {
+      const victim = 'proxy-c';
+      const watcher = await RawClient.open(address('proxy-a'));
+      watcher.send(4, 1, Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) }));
+      expect((await watcher.next(1))?.opcode).toBe(Opcode.READY);
+      watcher.send(4, 2, Opcode.REGISTER, encodeRegister({ eventTypes: ['STATUS_CHANGE', 'TOPOLOGY_CHANGE'] }));
+      expect((await watcher.next(2))?.opcode).toBe(Opcode.READY);
+      // Its heartbeat store stops (as when its backend is cut off); its CQL port stays open.
+      const staleFrom = Date.now();
+      await proxies.get(victim)!.muster.heartbeat.close();
+      const frame = await watcher.next(-1, 15_000);
+      expect(frame?.opcode).toBe(Opcode.EVENT);
+      const event = decodeEvent(frame!.body);
+      expect(event).toMatchObject({ type: 'STATUS_CHANGE', change: 'DOWN', address: { address: hostOf(victim), port } });
+      console.log(`last heartbeat → STATUS_CHANGE DOWN on a registered client: ${Date.now() - staleFrom} ms (ttl 1500 ms)`);
+      watcher.close();
+    },
+    TIMEOUT,
+  );
 });
