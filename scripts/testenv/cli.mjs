@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // testenv build|up|down|restart|status [server ...]: obtains, caches and runs the real servers
 // the integration tests need, on loopback and free ports.
-import { readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { log } from './lib.mjs';
+import { isAlive, log, runDir } from './lib.mjs';
 import { dropEntry, putEntry, readState, stateFile } from './state.mjs';
 
 const serversDir = join(dirname(fileURLToPath(import.meta.url)), 'servers');
@@ -30,6 +30,31 @@ for (const n of names) {
   }
 }
 
+/**
+ * One testenv command at a time per server: two `up`s racing in one checkout would start two
+ * nodes on one data directory. The lock is a file holding the owner's pid; a dead owner's lock is
+ * taken over.
+ */
+async function withLock(name, fn) {
+  const file = join(runDir('locks'), name);
+  for (;;) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+      const owner = Number(readFileSync(file, 'utf8') || 0);
+      if (owner && isAlive(owner)) throw new Error(`another testenv command (pid ${owner}) is working on ${name}; wait for it`);
+      rmSync(file, { force: true });
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
 async function main() {
   switch (command) {
     case 'build':
@@ -37,14 +62,16 @@ async function main() {
       return;
     case 'up':
       for (const n of names) {
-        if (readState()[n]) {
-          log(`${n} is already up (see ${stateFile()}); 'down ${n}' first to restart it`);
-          continue;
-        }
-        const started = Date.now();
-        const entry = await (await load(n)).up();
-        putEntry(n, entry);
-        log(`${n} up in ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(summary(entry))}`);
+        await withLock(n, async () => {
+          if (readState()[n]) {
+            log(`${n} is already up (see ${stateFile()}); 'down ${n}' first to restart it`);
+            return;
+          }
+          const started = Date.now();
+          const entry = await (await load(n)).up();
+          putEntry(n, entry);
+          log(`${n} up in ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(summary(entry))}`);
+        });
       }
       return;
     case 'restart':
@@ -56,11 +83,13 @@ async function main() {
       return;
     case 'down':
       for (const n of [...names].reverse()) {
-        const entry = readState()[n];
-        if (!entry) continue;
-        await (await load(n)).down(entry);
-        dropEntry(n);
-        log(`${n} down`);
+        await withLock(n, async () => {
+          const entry = readState()[n];
+          if (!entry) return;
+          await (await load(n)).down(entry);
+          dropEntry(n);
+          log(`${n} down`);
+        });
       }
       return;
     case 'status':
