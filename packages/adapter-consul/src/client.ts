@@ -198,13 +198,8 @@ export class ConsulClient {
       if (timer.aborted) {
         throw new BackendError(backend, `${options.purpose}: no answer from the agent at ${this.address} within ${Math.round(timeout)} ms`, { cause });
       }
-      const code = (cause as NodeJS.ErrnoException).code;
-      throw new BackendError(
-        backend,
-        `${options.purpose}: cannot reach the Consul agent at ${this.address} (${code ?? (cause as Error).message}); ` +
-          `check that the agent runs and that address (or CONSUL_HTTP_ADDR) points at its HTTP API${code === 'EPROTO' || code === 'ECONNRESET' ? ', and whether it expects https' : ''}`,
-        { cause },
-      );
+      const code = (cause as NodeJS.ErrnoException).code ?? '';
+      throw new BackendError(backend, `${options.purpose}: ${unreachable(this.address, code, (cause as Error).message)}`, { cause });
     }
 
     const indexHeader = res.headers['x-consul-index'];
@@ -301,6 +296,20 @@ export class ConsulClient {
   close(): void {
     this.#agent.destroy();
   }
+}
+
+/** Why a request never got an answer, in terms of what to change. */
+function unreachable(address: string, code: string, message: string): string {
+  if (/CERTIFICATE_REQUIRED|BAD_CERTIFICATE|UNKNOWN_CA.*ALERT|ALERT_UNKNOWN_CA/i.test(code + message)) {
+    return `the agent at ${address} refused the TLS handshake (${code || message}): it wants a client certificate it trusts; set tls.certFile and tls.keyFile (or CONSUL_CLIENT_CERT / CONSUL_CLIENT_KEY)`;
+  }
+  if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS_CERT_ALTNAME/i.test(code)) {
+    return `TLS verification of the agent at ${address} failed (${code}: ${message}); set tls.caFile (or CONSUL_CACERT) to the CA that signed its certificate, or tls.serverName to the name in it`;
+  }
+  return (
+    `cannot reach the Consul agent at ${address} (${code || message}); check that the agent runs and that address (or CONSUL_HTTP_ADDR) points at its HTTP API` +
+    (code === 'EPROTO' || code === 'ECONNRESET' ? ', and whether it expects https' : '')
+  );
 }
 
 function parseBody(text: string): unknown {
