@@ -94,6 +94,7 @@ export {
 export { decodeMessage, encodeMessage, type Message } from './messages.js';
 export { cqlTypeName, DataTypeId, readDataType, types, writeDataType, type DataType, type NativeTypeId } from './types.js';
 export { decodeCell, encodeCell, type CellValue } from './cells.js';
+export { rowsResult, type RowsOptions } from './rows.js';
 export {
   describeVersions,
   isSupportedVersion,

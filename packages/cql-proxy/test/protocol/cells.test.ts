@@ -5,6 +5,8 @@ import { DataTypeId, cqlTypeName, readDataType, types, writeDataType, type DataT
 import { ProtocolError } from '../../src/protocol/errors.js';
 import { Reader } from '../../src/protocol/reader.js';
 import { Writer } from '../../src/protocol/writer.js';
+import { rowsResult } from '../../src/protocol/rows.js';
+import { decodeResult, encodeResult } from '../../src/protocol/result.js';
 
 /** The slice of cassandra-driver's untyped Encoder these tests use to cross-check cell bytes. */
 interface DriverEncoder {
@@ -123,5 +125,35 @@ describe('cells', () => {
     for (let n = 1; n < set.length; n++) {
       expect(() => decodeCell(types.set(types.varchar), set.subarray(0, n))).toThrow(ProtocolError);
     }
+  });
+});
+
+describe('rowsResult', () => {
+  const columns = [
+    { keyspace: 'system', table: 'local', name: 'key', type: types.varchar },
+    { keyspace: 'system', table: 'local', name: 'tokens', type: types.set(types.varchar) },
+  ];
+
+  it('encodes each value with its column type and round-trips through RESULT', () => {
+    const result = rowsResult(columns, [['local', ['-9223372036854775808', '0']]]);
+    const decoded = decodeResult(encodeResult(result, 4), 4);
+    expect(decoded).toEqual(result);
+    if (decoded.kind !== 'Rows') throw new Error('not rows');
+    expect(decoded.rows[0]?.map((cell, i) => decodeCell((columns[i] as (typeof columns)[number]).type, cell))).toEqual([
+      'local',
+      ['-9223372036854775808', '0'],
+    ]);
+  });
+
+  it('omits column specs when the client skips metadata, keeps them when the metadata id changed', () => {
+    const skipped = rowsResult(columns, [], { skipMetadata: true });
+    expect(skipped).toMatchObject({ metadata: { columnCount: 2 } });
+    expect(skipped.kind === 'Rows' && skipped.metadata.columns).toBeUndefined();
+    const changed = rowsResult(columns, [], { skipMetadata: true, newMetadataId: Buffer.from('01', 'hex') });
+    expect(changed.kind === 'Rows' && changed.metadata.columns).toEqual(columns);
+  });
+
+  it('refuses a row of the wrong width', () => {
+    expect(() => rowsResult(columns, [['local']])).toThrow(/Row 0 has 1 values for 2 columns/);
   });
 });
