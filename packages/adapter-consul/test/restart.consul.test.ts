@@ -1,7 +1,8 @@
 // Restarts a Consul agent under a running watch, a held lock, a registration and a heartbeat, and
 // shows convergence: the watch reports degraded (keeping the last endpoints) then recovered and the
 // difference, the keeper registers the service again, the lease's onLost fires, and locking and
-// beating work again afterwards. It runs its own dev agent (built by testenv, started here), so
+// beating work again afterwards; a paused agent (SIGSTOP) costs the lease through the renew
+// deadline. It runs its own dev agent (built by testenv, started here), so
 // restarting it cannot disturb the shared `consul` server other test files use.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createMuster, type DiscoveryEvent, type Muster } from '@muster/core';
@@ -13,6 +14,7 @@ import { downAgent, restartAgent, upAgent } from '../../../scripts/testenv/consu
 interface AgentEntry {
   address: string;
   url: string;
+  pids: number[];
 }
 
 const shared = testServer<AgentEntry>('consul');
@@ -95,4 +97,28 @@ const options = () => ({ address: agent!.address, minSessionTtl: '1s', lockDelay
     await collecting;
     console.log(`agent restart took ${downFor} ms; events: ${types.join(', ')}`);
   }, 90_000);
+
+  test('a paused agent (SIGSTOP) loses the lease through the renew deadline; after SIGCONT the lock changes hands', async () => {
+    const m = await createMuster({ lock: { adapter: 'consul', options: options() } });
+    musters.push(m);
+    const ttl = 3000;
+    const lease = await m.lock.acquire(uniqueName('paused'), { ttl });
+    const pid = agent!.pids[0]!;
+    process.kill(pid, 'SIGSTOP');
+    let lostAfter = 0;
+    try {
+      const paused = Date.now();
+      await eventually('onLost to fire while the agent is paused', async () => (lease.onLost.aborted ? true : undefined), ttl * 2);
+      lostAfter = Date.now() - paused;
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    expect(String((lease.onLost.reason as Error).message)).toMatch(/renew deadline/);
+    // Lost within the renew deadline (2/3 of the ttl) of the last confirmed renewal, so before the ttl.
+    expect(lostAfter).toBeLessThan(ttl);
+    const next = await m.lock.acquire(lease.name, { ttl, wait: 20_000 });
+    expect(next.token).toBeGreaterThan(lease.token);
+    await next.release();
+    console.log(`lease lost ${lostAfter} ms into the pause`);
+  }, 40_000);
 });
