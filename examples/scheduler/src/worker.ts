@@ -58,7 +58,13 @@ export class Worker implements AsyncDisposable {
   async start(): Promise<void> {
     const { discovery, service, id, address, port, version } = this.#o;
     await discovery?.register({ service, id, address: address ?? '127.0.0.1', port: port ?? 0, metadata: { version, role: 'worker' } });
-    await this.#beat();
+    try {
+      await this.#beat();
+    } catch (error) {
+      // The backend may be restarting; the beat loop keeps trying, and until a beat lands the
+      // leader simply does not see this worker.
+      this.#log('beat-failed', { error: (error as Error).message });
+    }
     this.#log('worker-started', { version });
     this.#loops = Promise.all([this.#beatLoop(), this.#pollLoop()]);
   }

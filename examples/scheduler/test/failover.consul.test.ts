@@ -45,7 +45,7 @@ heartbeat: { adapter: consul, options: ${options} }`,
         suffix,
       });
       expect((await registered).sort()).toEqual([0, 1, 2].map((i) => `worker-${i}-${suffix}`));
-      console.log(`consul: leader takeover ${result.takeoverMs} ms after SIGKILL (session ttl ${leaseTtl} ms), ${result.reassigned} tasks reassigned, ${result.refused} stale writes refused\n${result.history.join('\n')}`);
+      console.log(`consul: leader takeover ${result.takeoverMs} ms after SIGKILL (session ttl ${leaseTtl} ms), ${result.reassigned} tasks reassigned, ${result.refused} stale writes refused; the paused leader stepped down: ${result.pausedStepDown}\n${result.history.join('\n')}`);
     } finally {
       await watcher.close();
     }

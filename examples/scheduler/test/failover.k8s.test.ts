@@ -55,7 +55,7 @@ heartbeat: { adapter: kubernetes, options: ${options} }`,
         takeoverBound: leaseTtl + (leaseTtl * 2) / 15 + 1500,
         suffix,
       });
-      console.log(`kubernetes: leader takeover ${result.takeoverMs} ms after SIGKILL (lease ${leaseTtl} ms), ${result.reassigned} tasks reassigned, ${result.refused} stale writes refused\n${result.history.join('\n')}`);
+      console.log(`kubernetes: leader takeover ${result.takeoverMs} ms after SIGKILL (lease ${leaseTtl} ms), ${result.reassigned} tasks reassigned, ${result.refused} stale writes refused; the paused leader stepped down: ${result.pausedStepDown}\n${result.history.join('\n')}`);
     } finally {
       await kube('DELETE', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`).catch(() => 0);
       await kube('DELETE', `/api/v1/namespaces/${namespace}`).catch(() => 0);

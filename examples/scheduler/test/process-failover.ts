@@ -36,6 +36,8 @@ export interface ProcessFailoverResult {
   readonly takeoverMs: number;
   /** Leadership changes seen, with reasons: one election before the kill and one after is the clean run. */
   readonly history: readonly string[];
+  /** How the SIGSTOPped-then-resumed leader stepped down: its renewal failed ('demoted') or the table refused it ('fenced'). */
+  readonly pausedStepDown: string;
   readonly reassigned: number;
   readonly refused: number;
 }
@@ -65,9 +67,14 @@ class Cluster {
     this.procs.set(id, child);
   }
 
+  /** Sends `signal`; for anything but SIGSTOP/SIGCONT, waits for the exit. Returns the time after. */
   async kill(id: string, signal: NodeJS.Signals): Promise<number> {
     const child = this.procs.get(id)!;
     if (child.exitCode !== null || child.signalCode !== null) return Date.now();
+    if (signal === 'SIGSTOP' || signal === 'SIGCONT') {
+      child.kill(signal);
+      return Date.now();
+    }
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill(signal);
     await exited;
@@ -82,6 +89,7 @@ class Cluster {
           () => this.kill(id, 'SIGKILL'),
           () => undefined,
         );
+        await this.kill(id, 'SIGCONT');
         await this.kill(id, 'SIGTERM').finally(() => patience.abort());
         await forced;
       }),
@@ -168,12 +176,27 @@ scheduler:
     await until('the new leader sealed the table', async () => BigInt((await table.state()).highestToken) >= BigInt(second.token!), 10_000, cluster);
     await expect(table.assign(BigInt(first.token!), first.who, [])).rejects.toBeInstanceOf(StaleTokenError);
 
+    // A pause, not a crash: SIGSTOP the new leader past its lease, let a third master take over,
+    // then SIGCONT. The resumed master still holds its old lease object and may write before its
+    // renewal fails; the table refuses it, and it must step down either way.
+    await table.submit(Array.from({ length: 12 }, (_, i) => ({ id: `p${String(i).padStart(2, '0')}`, durationMs: 300 + ((i * 71) % 400) })));
+    const pausedAt = await cluster.kill(second.who, 'SIGSTOP');
+    const third = await until('a leader while the second is paused', () => cluster.events.find((e) => e.event === 'elected' && e.at > pausedAt), options.takeoverBound + 10_000, cluster);
+    await cluster.kill(second.who, 'SIGCONT');
+    const stepDown = await until(
+      'the resumed master to step down',
+      () => cluster.events.find((e) => e.who === second.who && e.at > third.at && (e.event === 'demoted' || e.event === 'fenced')),
+      options.leaseTtl + 10_000,
+      cluster,
+    );
+
     await until('every task done', async () => (await table.tasks()).every((t) => t.status === 'done'), 90_000, cluster);
     const state = await table.state();
     expect(violations(state, crashedAt)).toEqual([]);
     expect(state.runs.some((r) => r.worker === running.worker && r.endedAt === undefined)).toBe(true);
     return {
       takeoverMs,
+      pausedStepDown: stepDown.event,
       history: cluster.masterHistory(),
       reassigned: state.tasks.filter((t) => t.attempt > 1).length,
       refused: state.fencedWrites.filter((w) => w.rejectedBecause !== undefined).length,
