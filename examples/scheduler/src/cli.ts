@@ -55,6 +55,14 @@ async function main(): Promise<void> {
     onSignal(() => server.close());
   } else if (role === 'master' || role === 'worker') {
     await withMuster(async (muster, id) => {
+      if (muster.adapters.lock === 'static' || muster.adapters.heartbeat === 'static') {
+        // In-process tables: every process would have its own lock (each master leading, with
+        // tokens that collide) and its own heartbeats. Refuse rather than run a split brain.
+        throw muster.config.error(
+          [muster.adapters.lock === 'static' ? 'lock' : 'heartbeat', 'adapter'],
+          'the static adapter is in-process only; separate scheduler processes need kubernetes or consul (or run the one-process demo: node dist/demo.js)',
+        );
+      }
       const settings = schedulerSettings(muster);
       if (!settings.table) throw muster.config.error(['scheduler', 'table'], 'is required for a separate process: the URL of `muster-scheduler table`');
       const store = new HttpTaskStore(settings.table);
