@@ -1,4 +1,4 @@
-import snappyjs from 'snappyjs';
+import { createRequire } from 'node:module';
 import { ProtocolError } from './errors.js';
 import { lz4CompressBlock, lz4DecompressBlock } from './lz4.js';
 
@@ -35,14 +35,25 @@ export const lz4: FrameCompression = {
   },
 };
 
+/** The part of snappyjs (raw Snappy, pure JS, untyped) used here. */
+interface SnappyJs {
+  compress(input: Uint8Array): Uint8Array;
+  /** Throws if the input is not valid Snappy or announces more than `maxLength` bytes. */
+  uncompress(input: Uint8Array, maxLength?: number): Uint8Array;
+}
+
+// Loaded on first use: most connections negotiate lz4 or nothing, and cold start should not pay for snappy.
+let snappyjs: SnappyJs | undefined;
+const loadSnappy = (): SnappyJs => (snappyjs ??= createRequire(import.meta.url)('snappyjs') as SnappyJs);
+
 const asBuffer = (a: Uint8Array) => (Buffer.isBuffer(a) ? a : Buffer.from(a.buffer, a.byteOffset, a.length));
 
 export const snappy: FrameCompression = {
   name: 'snappy',
-  compress: (body) => asBuffer(snappyjs.compress(body)),
+  compress: (body) => asBuffer(loadSnappy().compress(body)),
   decompress(body, maxLength) {
     try {
-      return asBuffer(snappyjs.uncompress(body, maxLength));
+      return asBuffer(loadSnappy().uncompress(body, maxLength));
     } catch (err) {
       throw new ProtocolError(`Corrupt snappy frame body: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
