@@ -115,7 +115,6 @@ export class ConsulClient {
   readonly #scope: Record<string, string>;
   readonly #agent: HttpAgent;
   readonly #request: typeof httpRequest;
-  readonly #tls: ConsulTls | undefined;
   readonly #timeout: number;
 
   constructor(options: ConsulConnectionOptions) {
@@ -136,7 +135,6 @@ export class ConsulClient {
       ...(options.partition ? { partition: options.partition } : {}),
     };
     this.#timeout = options.requestTimeout ?? 10_000;
-    this.#tls = options.tls;
     // Keep-alive: a lock renewal or a check pass every few seconds should not pay a TCP handshake.
     // Node unrefs idle keep-alive sockets, so a pooled socket never holds the process open.
     if (base.protocol === 'https:') {
@@ -152,10 +150,6 @@ export class ConsulClient {
       this.#agent = new HttpAgent({ keepAlive: true });
       this.#request = httpRequest;
     }
-  }
-
-  get usesTls(): boolean {
-    return this.#tls !== undefined || this.#base.protocol === 'https:';
   }
 
   async get<T>(path: string, options: ConsulRequest): Promise<ConsulResponse<T>> {

@@ -70,6 +70,10 @@ interface Written {
  * clean-up: when a member stops beating, its key stays (and reads stale) for `removeAfterTtls`
  * ttls, then Consul deletes it with the session and watchers see `left`.
  *
+ * Keys are by member id alone (ids are unique across groups, and get() has no group), so a watch
+ * of one group is woken by beats of every group and filters them; use a keyPrefix per large
+ * deployment if that matters.
+ *
  * The incarnation guard is a compare-and-set inside one transaction: check-index on the index we
  * last saw, then lock. A newer incarnation of the member takes the key over in that same
  * transaction by unlocking its predecessor's session, so peers see `replaced`, never a gap.

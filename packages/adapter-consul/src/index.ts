@@ -84,9 +84,10 @@ function connect(options: ConsulOptions, context: AdapterContext): ConsulClient 
  * which throws a RangeError for a fraction (ttl 10 s → 6666.67 ms; release() and withLock() then
  * fail). A ttl rounded up to whole multiples of 3 ms keeps both integral. Drop once core rounds.
  */
-function inWholeThirds(lock: Lock): Lock {
+function inWholeThirds(lock: Lock, minTtl: number): Lock {
+  // A ttl below the minimum passes unchanged, so core's refusal quotes the caller's own number.
   const round = <T extends Omit<AcquireOptions, 'wait'>>(options?: T): T | undefined =>
-    options?.ttl === undefined ? options : { ...options, ttl: Math.ceil(options.ttl / 3) * 3 };
+    options?.ttl === undefined || !(options.ttl >= minTtl) ? options : { ...options, ttl: Math.ceil(options.ttl / 3) * 3 };
   return {
     acquire: (name, options) => lock.acquire(name, round(options)),
     tryAcquire: (name, options) => lock.tryAcquire(name, round(options)),
@@ -123,7 +124,7 @@ export default defineAdapter({
       ...(options.holder !== undefined ? { holder: options.holder } : {}),
     });
     const defaultTtl = Math.ceil(Math.max(options.ttl ?? 15_000, options.minSessionTtl) / 3) * 3;
-    return inWholeThirds(createLock(backend, { clock: context.clock, timing: { minTtl: options.minSessionTtl, defaultTtl } }));
+    return inWholeThirds(createLock(backend, { clock: context.clock, timing: { minTtl: options.minSessionTtl, defaultTtl } }), options.minSessionTtl);
   },
   heartbeat(options, context) {
     const backend = new ConsulHeartbeatBackend(connect(options, context), {

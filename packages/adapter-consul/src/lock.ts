@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
-  anySignal,
   InvalidArgumentError,
   LockLostError,
   sleep,
@@ -216,7 +215,7 @@ export class ConsulLockBackend implements LockBackend {
     const signal = AbortSignal.timeout(5000);
     const spares = [...this.#spares.values()];
     this.#spares.clear();
-    await Promise.allSettled(spares.map((s) => destroySession(this.#client, s.session, anySignal(signal))));
+    await Promise.allSettled(spares.map((s) => destroySession(this.#client, s.session, signal)));
     this.#client.close();
   }
 }

@@ -35,7 +35,7 @@ export async function createSession(
   } catch (error) {
     if (MusterError.is(error, 'MUSTER_BACKEND') && /Invalid Session TTL/i.test(error.message)) {
       throw new InvalidArgumentError(
-        `ttl ${options.ttl} ms is outside what the Consul servers accept (${error.message.replace(/^.*?Invalid Session TTL/i, 'Invalid Session TTL')}); ` +
+        `ttl ${(options.ttl / 1000).toFixed(1)} s is outside what the Consul servers accept (${error.message.replace(/^.*?Invalid Session TTL/i, 'Invalid Session TTL')}); ` +
           `use a ttl of at least their session_ttl_min (10 s by default)`,
       );
     }
