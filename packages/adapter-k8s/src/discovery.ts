@@ -3,7 +3,6 @@ import {
   backoffDelay,
   BackendError,
   ClosedError,
-  EndpointSet,
   EventChannel,
   isTransient,
   MusterError,
@@ -16,7 +15,8 @@ import {
   type WaitOptions,
 } from '@muster/core';
 import { endpointSlices, isGone, type KubeClient } from './client.js';
-import { endpointsFromSlices, serviceNameLabel, type EndpointSliceObject, type SliceSelection } from './endpoint-slices.js';
+import { mergeCandidates, serviceNameLabel, sliceCandidates, type Candidate, type EndpointSliceObject, type SliceSelection } from './endpoint-slices.js';
+import { EndpointView } from './endpoint-view.js';
 
 export interface EndpointSliceDiscoveryOptions {
   readonly client: KubeClient;
@@ -87,8 +87,8 @@ export class EndpointSliceDiscovery implements Discovery {
     return `${serviceNameLabel}=${service}`;
   }
 
-  #endpoints(slices: Iterable<EndpointSliceObject>): Endpoint[] {
-    const endpoints = endpointsFromSlices(slices, this.#selection);
+  #endpoints(perSlice: Iterable<readonly Candidate[]>): Endpoint[] {
+    const endpoints = mergeCandidates(perSlice);
     if (this.#podName) {
       const mine = endpoints.find((e) => e.id === this.#podName || e.metadata.pod === this.#podName);
       if (mine) this.#self = mine;
@@ -98,7 +98,7 @@ export class EndpointSliceDiscovery implements Discovery {
 
   async list(service: string, options?: WaitOptions): Promise<Endpoint[]> {
     const { items } = await this.#client.list<EndpointSliceObject>(endpointSlices, { labelSelector: this.#selector(service), signal: this.#signal(options) });
-    return this.#endpoints(items);
+    return this.#endpoints(items.map((slice) => sliceCandidates(slice, this.#selection)));
   }
 
   watch(service: string, options?: WaitOptions): AsyncIterable<DiscoveryEvent> {
@@ -112,18 +112,20 @@ export class EndpointSliceDiscovery implements Discovery {
 
   async #run(service: string, signal: AbortSignal, channel: EventChannel<DiscoveryEvent>): Promise<void> {
     const labelSelector = this.#selector(service);
-    const state = new EndpointSet();
-    const slices = new Map<string, EndpointSliceObject>();
+    const state = new EndpointView();
+    // Each slice is converted once per change; merging reuses the other slices' endpoints as they are.
+    const slices = new Map<string, Candidate[]>();
     let started = false;
     let degraded = false;
     let attempt = 0;
     const publish = () => {
-      const events = state.replace(this.#endpoints(slices.values()));
+      const endpoints = this.#endpoints(slices.values());
       if (!started) {
         started = true;
+        state.seed(endpoints);
         channel.push({ type: 'snapshot', endpoints: state.endpoints });
       } else {
-        for (const event of events) channel.push(event);
+        for (const event of state.replace(endpoints)) channel.push(event);
       }
     };
 
@@ -131,7 +133,7 @@ export class EndpointSliceDiscovery implements Discovery {
       try {
         const list = await this.#client.list<EndpointSliceObject>(endpointSlices, { labelSelector, signal });
         slices.clear();
-        for (const slice of list.items) slices.set(slice.metadata?.name ?? '', slice);
+        for (const slice of list.items) slices.set(slice.metadata?.name ?? '', sliceCandidates(slice, this.#selection));
         if (degraded) {
           degraded = false;
           channel.push({ type: 'recovered', endpoints: state.endpoints });
@@ -147,7 +149,7 @@ export class EndpointSliceDiscovery implements Discovery {
             if (event.type === 'BOOKMARK') continue;
             const name = event.object.metadata?.name ?? '';
             if (event.type === 'DELETED') slices.delete(name);
-            else slices.set(name, event.object);
+            else slices.set(name, sliceCandidates(event.object, this.#selection));
             publish();
           }
         }

@@ -31,7 +31,9 @@ export interface SliceSelection {
   readonly port?: string | undefined;
 }
 
-interface Candidate {
+/** One address of one slice, converted once per slice version and reused until the slice changes. */
+export interface Candidate {
+  /** Its id is the pod name (or the address without a pod) until a pod turns out to have several addresses. */
   readonly endpoint: Endpoint;
   readonly pod: string | undefined;
   readonly rank: number;
@@ -49,56 +51,61 @@ function slicePorts(slice: EndpointSliceObject, selection: SliceSelection): { po
 }
 
 /** Which copy wins when one address sits in two slices: the most usable one, then the first slice by name. */
-const rankOf = (e: Endpoint) => (e.ready ? 0 : e.serving ? 1 : 2);
+const rankOf = (ready: boolean, serving: boolean) => (ready ? 0 : serving ? 1 : 2);
 
 /**
- * Every endpoint of the Service, one per address, sorted by id. The id is the pod name from
- * `targetRef` when the pod has one address in the view, `<pod>/<address>` for each address of a
- * pod that has several (dual-stack), and the address itself for endpoints without a targetRef.
- * Endpoints whose slice lacks the selected port are left out: they cannot be reached on it.
+ * The endpoints one slice contributes, one per address. Endpoints whose slice lacks the selected
+ * port are left out: they cannot be reached on it.
  */
-export function endpointsFromSlices(slices: Iterable<EndpointSliceObject>, selection: SliceSelection = {}): Endpoint[] {
+export function sliceCandidates(slice: EndpointSliceObject, selection: SliceSelection = {}): Candidate[] {
+  const { ports, selected } = slicePorts(slice, selection);
+  if (selected === undefined) return [];
+  const sliceName = slice.metadata?.name ?? '';
+  const out: Candidate[] = [];
+  for (const e of slice.endpoints ?? []) {
+    const ready = e.conditions?.ready ?? true;
+    const serving = e.conditions?.serving ?? ready;
+    const terminating = e.conditions?.terminating ?? false;
+    const pod = e.targetRef?.name || undefined;
+    const metadata: Record<string, string> = {};
+    if (slice.addressType) metadata.addressType = slice.addressType;
+    if (e.hostname) metadata.hostname = e.hostname;
+    if (pod) metadata.pod = pod;
+    for (const address of e.addresses ?? []) {
+      const endpoint: { -readonly [K in keyof Endpoint]: Endpoint[K] } = { id: pod ?? address, address, port: selected, ports, ready, serving, terminating, metadata };
+      if (e.zone) endpoint.zone = e.zone;
+      if (e.nodeName) endpoint.nodeName = e.nodeName;
+      out.push({ endpoint, pod, rank: rankOf(ready, serving), slice: sliceName });
+    }
+  }
+  return out;
+}
+
+/**
+ * Every endpoint of the Service, de-duplicated by address, sorted by id. The id is the pod name
+ * from `targetRef` when the pod has one address in the view, `<pod>/<address>` for each address of
+ * a pod that has several (dual-stack), and the address itself for endpoints without a targetRef.
+ * Unchanged candidates keep their object identity, so a diff can skip them cheaply.
+ */
+export function mergeCandidates(perSlice: Iterable<readonly Candidate[]>): Endpoint[] {
   const byAddress = new Map<string, Candidate>();
-  for (const slice of slices) {
-    const { ports, selected } = slicePorts(slice, selection);
-    if (selected === undefined) continue;
-    const sliceName = slice.metadata?.name ?? '';
-    for (const e of slice.endpoints ?? []) {
-      const ready = e.conditions?.ready ?? true;
-      const serving = e.conditions?.serving ?? ready;
-      const terminating = e.conditions?.terminating ?? false;
-      const pod = e.targetRef?.name || undefined;
-      for (const address of e.addresses ?? []) {
-        const endpoint: Endpoint = {
-          id: address,
-          address,
-          port: selected,
-          ports,
-          ready,
-          serving,
-          terminating,
-          ...(e.zone ? { zone: e.zone } : {}),
-          ...(e.nodeName ? { nodeName: e.nodeName } : {}),
-          metadata: {
-            ...(slice.addressType ? { addressType: slice.addressType } : {}),
-            ...(e.hostname ? { hostname: e.hostname } : {}),
-            ...(pod ? { pod } : {}),
-          },
-        };
-        const candidate: Candidate = { endpoint, pod, rank: rankOf(endpoint), slice: sliceName };
-        const seen = byAddress.get(address);
-        if (!seen || candidate.rank < seen.rank || (candidate.rank === seen.rank && candidate.slice < seen.slice)) {
-          byAddress.set(address, candidate);
-        }
-      }
+  for (const candidates of perSlice) {
+    for (const c of candidates) {
+      const seen = byAddress.get(c.endpoint.address);
+      if (!seen || c.rank < seen.rank || (c.rank === seen.rank && c.slice < seen.slice)) byAddress.set(c.endpoint.address, c);
     }
   }
   const addressesOfPod = new Map<string, number>();
   for (const c of byAddress.values()) if (c.pod) addressesOfPod.set(c.pod, (addressesOfPod.get(c.pod) ?? 0) + 1);
   const endpoints: Endpoint[] = [];
   for (const c of byAddress.values()) {
-    const id = !c.pod ? c.endpoint.address : addressesOfPod.get(c.pod) === 1 ? c.pod : `${c.pod}/${c.endpoint.address}`;
-    endpoints.push({ ...c.endpoint, id });
+    endpoints.push(c.pod && addressesOfPod.get(c.pod)! > 1 ? { ...c.endpoint, id: `${c.pod}/${c.endpoint.address}` } : c.endpoint);
   }
   return endpoints.sort(byId);
+}
+
+export function endpointsFromSlices(slices: Iterable<EndpointSliceObject>, selection: SliceSelection = {}): Endpoint[] {
+  const perSlice: Candidate[][] = [];
+  for (const slice of slices) perSlice.push(sliceCandidates(slice, selection));
+  return mergeCandidates(perSlice);
 }

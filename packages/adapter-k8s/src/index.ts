@@ -116,6 +116,7 @@ export default defineAdapter({
 
 export { connect, KubeClient, KubernetesError, kubernetesError, resolveConnection, type ConnectionOptions } from './client.js';
 export { EndpointSliceDiscovery, type EndpointSliceDiscoveryOptions } from './discovery.js';
-export { endpointsFromSlices, type EndpointSliceObject } from './endpoint-slices.js';
+export { endpointsFromSlices, mergeCandidates, sliceCandidates, type EndpointSliceObject } from './endpoint-slices.js';
+export { EndpointView } from './endpoint-view.js';
 export { LeaseLockBackend, type LeaseLockOptions } from './lock.js';
 export { LeaseHeartbeatBackend, type LeaseHeartbeatOptions } from './heartbeat.js';
