@@ -52,3 +52,29 @@ describeK8s('errors against the real API server', () => {
     }
   });
 });
+
+describeK8s('kubeconfig users with an exec plugin', () => {
+  test('are served through @kubernetes/client-node, loaded for them only', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'muster-k8s-exec-'));
+    const plugin = join(dir, 'credential.mjs');
+    writeFileSync(
+      plugin,
+      `console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: ${JSON.stringify(entry?.adminToken ?? '')} } }));\n`,
+    );
+    const file = join(dir, 'kubeconfig');
+    writeFileSync(
+      file,
+      `current-context: x
+clusters: [{ name: c, cluster: { server: "${entry!.server}", certificate-authority-data: ${readFileSync(entry!.caFile).toString('base64')} } }]
+users: [{ name: u, user: { exec: { apiVersion: client.authentication.k8s.io/v1, command: "${process.execPath}", args: ["${plugin}"], interactiveMode: Never } } }]
+contexts: [{ name: x, context: { cluster: c, user: u } }]
+`,
+    );
+    const muster = await createMuster({ discovery: { adapter: 'kubernetes', options: { kubeconfig: file } } });
+    try {
+      expect(await muster.discovery.list('nothing-here')).toEqual([]);
+    } finally {
+      await muster.close();
+    }
+  }, 30_000);
+});
