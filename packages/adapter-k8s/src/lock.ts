@@ -105,7 +105,8 @@ export class LeaseLockBackend implements LockBackend {
     this.#observed.set(name, observation);
     if ((this.#heldUntil.get(name) ?? 0) > now) return undefined;
     if (!judge(current.spec, observation, this.holder, now).free) return undefined;
-    const next: LeaseObject = { ...current, spec: acquiredSpec(current.spec, this.holder, ttl, sentAt) };
+    // Fields we do not manage (strategy, preferredHolder) stay as they are.
+    const next: LeaseObject = { ...current, spec: { ...current.spec, ...acquiredSpec(current.spec, this.holder, ttl, sentAt) } };
     try {
       return this.#grant(name, await this.#client.replace(leases, next, { signal }), ttl, sentAt);
     } catch (error) {
