@@ -37,6 +37,7 @@ export default {
     project('packages/adapter-consul', 'adapter-consul'),
     project('packages/cql-proxy', 'cql-proxy'),
     project('scripts/testenv', 'testenv'),
+    project('deploy/kubernetes', 'deploy-kubernetes'),
     project('examples/adapter-memory', 'example-adapter-memory'),
     project('examples/scheduler', 'example-scheduler'),
     project('examples/serverless', 'example-serverless'),
