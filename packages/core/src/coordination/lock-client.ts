@@ -262,7 +262,8 @@ class HeldLease implements Lease {
     try {
       this.#grant = await backend.renew(this.name, this.#grant, {
         ttl: this.#ttl,
-        signal: anySignal(AbortSignal.timeout(timeout), this.#lost.signal),
+        // AbortSignal.timeout() takes whole milliseconds only (a fraction throws RangeError).
+        signal: anySignal(AbortSignal.timeout(Math.ceil(timeout)), this.#lost.signal),
       });
       if (this.#lost.signal.aborted) return;
       this.#confirmedAt = started;
@@ -308,7 +309,7 @@ class HeldLease implements Lease {
     await this.#renewing?.catch(() => undefined);
     this.#lose(new LockLostError(this.name, 'released by its holder'));
     if (wasLost) return;
-    await this.#deps.backend.release(this.name, this.#grant, { signal: AbortSignal.timeout(Math.max(1000, this.#renewDeadline)) });
+    await this.#deps.backend.release(this.name, this.#grant, { signal: AbortSignal.timeout(Math.ceil(Math.max(1000, this.#renewDeadline))) });
   }
 
   [Symbol.asyncDispose](): Promise<void> {
