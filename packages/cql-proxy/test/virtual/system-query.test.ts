@@ -57,10 +57,10 @@ describe('isSystemTableQuery', () => {
     const select = `SELECT * FROM ks.t WHERE k = '${'x'.repeat(5_000_000)}'`;
     let started = performance.now();
     for (let i = 0; i < 100; i++) isSystemTableQuery(insert);
-    expect(performance.now() - started).toBeLessThan(200);
+    expect(performance.now() - started).toBeLessThan(1_000);
     started = performance.now();
     for (let i = 0; i < 10; i++) isSystemTableQuery(select);
-    expect(performance.now() - started).toBeLessThan(500);
+    expect(performance.now() - started).toBeLessThan(3_000);
   });
 });
 
