@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { encodeFrameHeader, FrameDecoder, type Frame } from '../protocol/frame.js';
+import { encodeSegments, SegmentedFrameDecoder } from '../protocol/segment.js';
 import { StreamIds } from './stream-ids.js';
 
 export interface BackendAddress {
@@ -34,7 +35,9 @@ export class BackendConnection {
   readonly address: BackendAddress;
   readonly version: number;
   readonly #socket: Socket;
-  readonly #decoder: FrameDecoder;
+  #decoder: { push(chunk: Buffer): Frame[] };
+  /** v5 after the STARTUP exchange: every frame travels in segments. */
+  #segments: { lz4: boolean } | undefined;
   readonly #ids = new StreamIds();
   readonly #pending = new Map<number, Pending>();
   readonly #options: BackendConnectionOptions;
@@ -109,11 +112,28 @@ export class BackendConnection {
       }
       this.#pending.set(stream, pending);
       const header = encodeFrameHeader({ version: this.version, response: false, flags: options.flags ?? 0, stream, opcode }, body.length);
-      this.#socket.cork();
-      this.#socket.write(header);
-      this.#socket.write(body);
-      this.#socket.uncork();
+      this.#send(header, body);
     });
+  }
+
+  #send(header: Buffer, body: Buffer): void {
+    this.#socket.cork();
+    if (this.#segments) {
+      for (const piece of encodeSegments([Buffer.concat([header, body])], this.#segments)) this.#socket.write(piece);
+    } else {
+      this.#socket.write(header);
+      if (body.length > 0) this.#socket.write(body);
+    }
+    this.#socket.uncork();
+  }
+
+  /**
+   * Switches to v5 segment framing; call right after the answer to STARTUP (READY or
+   * AUTHENTICATE), before anything else is sent: the server frames everything after it.
+   */
+  useSegments(lz4: boolean): void {
+    this.#segments = { lz4 };
+    this.#decoder = new SegmentedFrameDecoder({ lz4, maxBodyLength: this.#options.maxBodyLength });
   }
 
   get #label(): string {

@@ -6,16 +6,21 @@ import { encodeFrameHeader, FrameDecoder, FrameFlag, Opcode, type Frame } from '
 import { decodeExecute, decodePrepare, decodeQuery, decodeRegister, decodeStartup, encodePrepare } from '../protocol/requests.js';
 import { encodeSupported } from '../protocol/responses.js';
 import { encodeResult, type Result } from '../protocol/result.js';
+import { encodeSegments, SegmentedFrameDecoder } from '../protocol/segment.js';
+import {
+  describeVersions,
+  isSupportedVersion,
+  replyVersion,
+  SUPPORTED_VERSIONS,
+  UNSUPPORTED_VERSION_MESSAGE,
+} from '../protocol/version.js';
 import type { BackendConnection } from './backend-connection.js';
 import type { FrameCompression } from '../protocol/compression.js';
 import type { ProxyContext } from './context.js';
 import { PreparedCache } from './prepared-cache.js';
 
-/** Versions this proxy speaks with clients (v5 without the beta flag). */
-export const SUPPORTED_VERSIONS = [3, 4] as const;
-
 const unsupportedVersion = (version: number) =>
-  `Invalid or unsupported protocol version (${version}); supported versions are (${SUPPORTED_VERSIONS.map((v) => `${v}/v${v}`).join(',')})`;
+  `${UNSUPPORTED_VERSION_MESSAGE} (${version}); supported versions are (${describeVersions(SUPPORTED_VERSIONS).join(', ')})`;
 
 /** An answer the proxy gives itself instead of forwarding. */
 export type LocalAnswer = { readonly result: Result } | { readonly error: ErrorMessage };
@@ -30,7 +35,9 @@ export class ClientConnection {
   readonly id: number;
   readonly socket: Socket;
   readonly #context: ProxyContext;
-  readonly #decoder: FrameDecoder;
+  #decoder: { push(chunk: Buffer): Frame[] };
+  /** v5 after the STARTUP exchange: frames travel in segments (lz4-compressed when negotiated). */
+  #segments: { lz4: boolean } | undefined;
   #version: number | undefined;
   #codec: FrameCompression | undefined;
   #backend: BackendConnection | undefined;
@@ -80,7 +87,7 @@ export class ClientConnection {
         this.#fatal(new ProtocolError(`a client sent a response frame (opcode 0x${frame.opcode.toString(16)})`));
         return;
       }
-      if (!SUPPORTED_VERSIONS.includes(frame.version as 3 | 4)) {
+      if (!isSupportedVersion(frame.version)) {
         this.#fatal(new UnsupportedVersionError(frame.version, frame.stream, unsupportedVersion(frame.version)));
         return;
       }
@@ -97,7 +104,7 @@ export class ClientConnection {
     }
   }
 
-  async #dispatch(frame: Frame): Promise<void> {
+  async #dispatch(frame: Frame): Promise<unknown> {
     const started = process.hrtime.bigint();
     if (!this.#startupSeen && frame.opcode !== Opcode.OPTIONS && frame.opcode !== Opcode.STARTUP) {
       return this.#reply(frame, {
@@ -114,12 +121,21 @@ export class ClientConnection {
         this.#startupSeen = true;
         const startup = decodeStartup(this.#body(frame));
         const compression = startup.options.get('COMPRESSION');
-        this.#codec = compression ? this.#context.codec(compression) : undefined;
-        if (compression && !this.#codec) {
+        const codec = compression ? this.#context.codec(compression) : undefined;
+        if (compression && (!codec || (frame.version >= 5 && compression !== 'lz4'))) {
           return this.#reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: `Unsupported compression ${compression}` } });
         }
-        await this.#backendConnection();
-        return this.#forward(frame, started);
+        // v5 compresses segments, not frame bodies.
+        if (frame.version < 5) this.#codec = codec;
+        const backend = await this.#backendConnection();
+        const response = await this.#forward(frame, started);
+        if (frame.version >= 5 && (response === Opcode.READY || response === Opcode.AUTHENTICATE)) {
+          const lz4 = compression === 'lz4';
+          backend.useSegments(lz4);
+          this.#segments = { lz4 };
+          this.#decoder = new SegmentedFrameDecoder({ lz4, maxBodyLength: this.#context.config.limits.maxFrameBytes });
+        }
+        return;
       }
       case Opcode.REGISTER: {
         for (const type of decodeRegister(this.#body(frame)).eventTypes) this.registered.add(type);
@@ -179,12 +195,13 @@ export class ClientConnection {
     return this.#connecting;
   }
 
+  /** Forwards `frame` and relays the answer; resolves with the answer's opcode. */
   async #forward(
     frame: Frame,
     started: bigint,
     prepare?: { query: string; keyspace: string | undefined },
     executeId?: Buffer,
-  ): Promise<void> {
+  ): Promise<number | void> {
     const { config, metrics } = this.#context;
     if (this.#context.draining()) {
       return this.#reply(frame, { error: { code: ErrorCode.OVERLOADED, message: 'This proxy is shutting down; retry on the next host' } });
@@ -208,6 +225,7 @@ export class ClientConnection {
       if (response.opcode === Opcode.RESULT && frame.opcode === Opcode.QUERY) this.#trackKeyspace(response);
       this.#write(frame.stream, response.opcode, response.flags, response.body);
       metrics.requestDuration.observe({ kind: 'forwarded' }, Number(process.hrtime.bigint() - started) / 1e9);
+      return response.opcode;
     } finally {
       this.#inFlight--;
       metrics.inFlight.dec();
@@ -291,8 +309,12 @@ export class ClientConnection {
     if (this.#closed) return;
     const header = encodeFrameHeader({ version: this.#version ?? 4, response: true, flags, stream, opcode }, body.length);
     this.socket.cork();
-    this.socket.write(header);
-    if (body.length > 0) this.socket.write(body);
+    if (this.#segments) {
+      for (const piece of encodeSegments([Buffer.concat([header, body])], this.#segments)) this.socket.write(piece);
+    } else {
+      this.socket.write(header);
+      if (body.length > 0) this.socket.write(body);
+    }
     this.socket.uncork();
   }
 
@@ -318,7 +340,7 @@ export class ClientConnection {
     // Drivers step down only on this exact wording.
     if (error instanceof UnsupportedVersionError) protocolError = new ProtocolError(unsupportedVersion(error.version));
     const stream = error instanceof UnsupportedVersionError ? error.stream : 0;
-    const readable = this.#version ?? (error instanceof UnsupportedVersionError ? Math.min(Math.max(error.version, 3), 4) : 4);
+    const readable = this.#version ?? (error instanceof UnsupportedVersionError ? Math.max(3, replyVersion(error.version)) : 4);
     this.#version = readable;
     this.#context.metrics.errors.inc({ kind: 'protocol' });
     this.#send({ stream }, Opcode.ERROR, encodeError({ code: protocolError.code, message: protocolError.message }));

@@ -9,6 +9,7 @@ import { encodeError } from '../protocol/error-message.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { encodeFrameHeader, Opcode } from '../protocol/frame.js';
 import type { Event } from '../protocol/event.js';
+import { describeVersions } from '../protocol/version.js';
 import type { VirtualMember } from '../virtual/membership.js';
 import type { VirtualView } from '../virtual/view.js';
 import { BackendCluster } from './backend-cluster.js';
@@ -79,7 +80,7 @@ export class CqlProxy {
         return new Map([
           ['CQL_VERSION', [view.cqlVersion]],
           ['COMPRESSION', compression],
-          ['PROTOCOL_VERSIONS', ['3/v3', '4/v4']],
+          ['PROTOCOL_VERSIONS', describeVersions()],
         ]);
       },
       codec: (name) => (this.#backend.view.compression.includes(name) ? frameCompression(name) : undefined),

@@ -1,11 +1,13 @@
 import { connect, type Socket } from 'node:net';
 import { frameCompression, type FrameCompression } from '../../src/protocol/compression.js';
 import { encodeFrameHeader, FrameDecoder, FrameFlag, type Frame } from '../../src/protocol/frame.js';
+import { encodeSegments, SegmentedFrameDecoder } from '../../src/protocol/segment.js';
 
 /** A bare CQL connection for tests: frames in, frames out, nothing hidden. */
 export class RawClient {
   readonly socket: Socket;
-  readonly #decoder = new FrameDecoder();
+  #decoder: { push(chunk: Buffer): Frame[] } = new FrameDecoder();
+  #segments: { lz4: boolean } | undefined;
   readonly #frames: Frame[] = [];
   #waiters: (() => void)[] = [];
   #ended = false;
@@ -52,7 +54,15 @@ export class RawClient {
       payload = this.compression.compress(body);
       flags |= FrameFlag.COMPRESSION;
     }
-    this.socket.write(Buffer.concat([encodeFrameHeader({ version, response: false, flags, stream, opcode }, payload.length), payload]));
+    const frame = Buffer.concat([encodeFrameHeader({ version, response: false, flags, stream, opcode }, payload.length), payload]);
+    if (this.#segments) for (const piece of encodeSegments([frame], this.#segments)) this.socket.write(piece);
+    else this.socket.write(frame);
+  }
+
+  /** v5 framing from now on, as after READY or AUTHENTICATE. */
+  useSegments(lz4: boolean): void {
+    this.#segments = { lz4 };
+    this.#decoder = new SegmentedFrameDecoder({ lz4 });
   }
 
   useCompression(name: string): void {
