@@ -16,7 +16,7 @@ import {
 } from '@muster/core';
 import { endpointSlices, isGone, type KubeClient } from './client.js';
 import { mergeCandidates, serviceNameLabel, sliceCandidates, type Candidate, type EndpointSliceObject, type SliceSelection } from './endpoint-slices.js';
-import { EndpointView } from './endpoint-view.js';
+import { ServiceEndpoints } from './service-endpoints.js';
 
 export interface EndpointSliceDiscoveryOptions {
   readonly client: KubeClient;
@@ -87,18 +87,17 @@ export class EndpointSliceDiscovery implements Discovery {
     return `${serviceNameLabel}=${service}`;
   }
 
-  #endpoints(perSlice: Iterable<readonly Candidate[]>): Endpoint[] {
-    const endpoints = mergeCandidates(perSlice);
-    if (this.#podName) {
-      const mine = endpoints.find((e) => e.id === this.#podName || e.metadata.pod === this.#podName);
-      if (mine) this.#self = mine;
-    }
-    return endpoints;
+  #noteSelf(endpoints: readonly Endpoint[]): void {
+    if (!this.#podName) return;
+    const mine = endpoints.find((e) => e.id === this.#podName || e.metadata.pod === this.#podName);
+    if (mine) this.#self = mine;
   }
 
   async list(service: string, options?: WaitOptions): Promise<Endpoint[]> {
     const { items } = await this.#client.list<EndpointSliceObject>(endpointSlices, { labelSelector: this.#selector(service), signal: this.#signal(options) });
-    return this.#endpoints(items.map((slice) => sliceCandidates(slice, this.#selection)));
+    const endpoints = mergeCandidates(items.map((slice) => sliceCandidates(slice, this.#selection)));
+    this.#noteSelf(endpoints);
+    return endpoints;
   }
 
   watch(service: string, options?: WaitOptions): AsyncIterable<DiscoveryEvent> {
@@ -112,33 +111,35 @@ export class EndpointSliceDiscovery implements Discovery {
 
   async #run(service: string, signal: AbortSignal, channel: EventChannel<DiscoveryEvent>): Promise<void> {
     const labelSelector = this.#selector(service);
-    const state = new EndpointView();
-    // Each slice is converted once per change; merging reuses the other slices' endpoints as they are.
-    const slices = new Map<string, Candidate[]>();
+    const state = new ServiceEndpoints();
     let started = false;
     let degraded = false;
     let attempt = 0;
-    const publish = () => {
-      const endpoints = this.#endpoints(slices.values());
+    /** Applies slice changes as one change; the first application is the snapshot. */
+    const publish = (changes: Iterable<readonly [string, readonly Candidate[] | undefined]>) => {
       if (!started) {
         started = true;
-        state.seed(endpoints);
+        state.update(changes, { silent: true });
         channel.push({ type: 'snapshot', endpoints: state.endpoints });
       } else {
-        for (const event of state.replace(endpoints)) channel.push(event);
+        for (const event of state.update(changes)) channel.push(event);
       }
+      const mine = this.#podName && state.get(this.#podName);
+      if (mine) this.#self = mine;
     };
 
     while (!signal.aborted) {
       try {
         const list = await this.#client.list<EndpointSliceObject>(endpointSlices, { labelSelector, signal });
-        slices.clear();
-        for (const slice of list.items) slices.set(slice.metadata?.name ?? '', sliceCandidates(slice, this.#selection));
+        // A relist is one change: slices gone since, and every listed slice as it is now.
+        const listed = new Map<string, readonly Candidate[] | undefined>();
+        for (const name of state.sliceNames) listed.set(name, undefined);
+        for (const slice of list.items) listed.set(slice.metadata?.name ?? '', sliceCandidates(slice, this.#selection));
         if (degraded) {
           degraded = false;
           channel.push({ type: 'recovered', endpoints: state.endpoints });
         }
-        publish();
+        publish(listed);
         attempt = 0;
         let resourceVersion = list.resourceVersion;
         const resyncAt = this.#clock.now() + this.#resync;
@@ -148,9 +149,7 @@ export class EndpointSliceDiscovery implements Discovery {
             resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
             if (event.type === 'BOOKMARK') continue;
             const name = event.object.metadata?.name ?? '';
-            if (event.type === 'DELETED') slices.delete(name);
-            else slices.set(name, sliceCandidates(event.object, this.#selection));
-            publish();
+            publish([[name, event.type === 'DELETED' ? undefined : sliceCandidates(event.object, this.#selection)]]);
           }
         }
       } catch (error) {

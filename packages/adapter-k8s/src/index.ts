@@ -117,6 +117,6 @@ export default defineAdapter({
 export { connect, KubeClient, KubernetesError, kubernetesError, resolveConnection, type ConnectionOptions } from './client.js';
 export { EndpointSliceDiscovery, type EndpointSliceDiscoveryOptions } from './discovery.js';
 export { endpointsFromSlices, mergeCandidates, sliceCandidates, type EndpointSliceObject } from './endpoint-slices.js';
-export { EndpointView } from './endpoint-view.js';
+export { ServiceEndpoints } from './service-endpoints.js';
 export { LeaseLockBackend, type LeaseLockOptions } from './lock.js';
 export { LeaseHeartbeatBackend, type LeaseHeartbeatOptions } from './heartbeat.js';
