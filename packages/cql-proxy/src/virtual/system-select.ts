@@ -175,7 +175,7 @@ function decode(type: DataType, bytes: Buffer, what: string): CellValue {
 function checkBindCount(query: SystemQuery, bind: BindValues | undefined): void {
   const given = bind?.values?.length ?? 0;
   if (bind?.names === undefined && given !== query.markers.length) {
-    throw new Refusal(`There were ${query.markers.length} markers(?) in CQL but ${given} bound variables`);
+    throw new Refusal('Invalid amount of bind variables'); // Cassandra 5.0's words
   }
 }
 
@@ -196,7 +196,7 @@ function filter(query: SystemQuery, schema: TableSchema, bind: BindValues | unde
     const c = column(schema, relation.column);
     if (wanted.has(c.name)) throw new Refusal(`${c.name} cannot be restricted by more than one relation if it includes an Equal`);
     if (c.type.id === DataTypeId.SET || c.type.id === DataTypeId.LIST || c.type.id === DataTypeId.MAP) {
-      throw new Refusal(`Collection column ${c.name} cannot be restricted by an = relation on the virtual table system.${schema.table}`);
+      throw new Refusal(`Collection column '${c.name}' (${cqlTypeName(c.type)}) cannot be restricted by a '=' relation`);
     }
     wanted.set(c.name, { type: c.type, value: comparable(c.type, restrictionValue(relation.value, c, query, bind)) });
   }

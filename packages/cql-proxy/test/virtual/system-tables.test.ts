@@ -292,7 +292,7 @@ describe('system.peers', () => {
     expect(rows("SELECT peer FROM system.peers WHERE data_center = 'datacenter1' ALLOW FILTERING").rows).toHaveLength(2);
     expect(rows("SELECT peer FROM system.peers WHERE data_center = 'elsewhere' ALLOW FILTERING").rows).toHaveLength(0);
     expect(refusal('SELECT * FROM system.peers WHERE tokens = ? ALLOW FILTERING', { values: [Buffer.alloc(4)] })).toMatch(
-      /Collection column tokens/,
+      "Collection column 'tokens' (set<text>) cannot be restricted by a '=' relation",
     );
     expect(parseSystemQuery("SELECT * FROM system.peers WHERE tokens = {'1'}")).toMatchObject({
       ok: false,
@@ -300,8 +300,9 @@ describe('system.peers', () => {
     });
   });
 
+  // The messages were compared with a Cassandra 5.0.8 answering the same statements.
   it('refuses bad or missing bind values with the message a server gives', () => {
-    expect(refusal('SELECT * FROM system.peers WHERE peer = ?')).toBe('There were 1 markers(?) in CQL but 0 bound variables');
+    expect(refusal('SELECT * FROM system.peers WHERE peer = ?')).toBe('Invalid amount of bind variables');
     expect(refusal('SELECT * FROM system.peers WHERE peer = ?', { values: [null] })).toBe(
       'Invalid null value in condition for column peer',
     );
