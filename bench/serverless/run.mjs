@@ -26,7 +26,9 @@ const ordersIds = ['orders-bench-0', 'orders-bench-1'];
 
 const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
 const bundles = {};
-console.log(`serverless bench, node ${process.version}, ${execFileSync('nproc').toString().trim()} cores, esbuild ${(await import('esbuild')).version}`);
+console.log(
+  `serverless bench, node ${process.version}, ${execFileSync('nproc').toString().trim()} cores, esbuild ${(await import('esbuild')).version}`,
+);
 console.log('\nbundle sizes (minified ESM, code-split; startup = what a first invocation loads)');
 for (const adapter of ['static', ...(consul ? ['consul'] : []), 'kubernetes']) {
   const b = await bundle(adapter);
@@ -45,21 +47,31 @@ for (const adapter of ['static', ...(consul ? ['consul'] : []), 'kubernetes']) {
 const consulYaml = (dir, adapter) => {
   const file = join(dir, 'muster.yaml');
   const options = `{ address: "${consul.address}", minSessionTtl: 1s, lockDelay: 0s, keyPrefix: "serverless-bench/" }`;
-  writeFileSync(file, `version: 1\ndiscovery: { adapter: ${adapter}, options: ${options} }\nlock: { adapter: ${adapter}, options: ${options} }\n`);
+  writeFileSync(
+    file,
+    `version: 1\ndiscovery: { adapter: ${adapter}, options: ${options} }\nlock: { adapter: ${adapter}, options: ${options} }\n`,
+  );
   return file;
 };
 const cases = {
   'bare node': { args: ['-e', 'console.log(1)'] },
   'static, unbundled': { args: [join(here, 'invoke.mjs'), unbundled], env: { MUSTER_ADAPTER: 'static' } },
-  'static, bundle': { args: [join(here, 'invoke.mjs'), join(bundles.static.outdir, 'handler.mjs')], env: { MUSTER_ADAPTER: './adapter-static.mjs' } },
+  'static, bundle': {
+    args: [join(here, 'invoke.mjs'), join(bundles.static.outdir, 'handler.mjs')],
+    env: { MUSTER_ADAPTER: './adapter-static.mjs' },
+  },
 };
 if (consul) {
-  cases['consul, unbundled'] = { args: [join(here, 'invoke.mjs'), unbundled], env: { MUSTER_CONFIG: consulYaml(mkdir('unbundled'), 'consul') } };
+  cases['consul, unbundled'] = {
+    args: [join(here, 'invoke.mjs'), unbundled],
+    env: { MUSTER_CONFIG: consulYaml(mkdir('unbundled'), 'consul') },
+  };
   cases['consul, bundle'] = {
     args: [join(here, 'invoke.mjs'), join(bundles.consul.outdir, 'handler.mjs')],
     env: { MUSTER_CONFIG: consulYaml(bundles.consul.outdir, './adapter-consul.mjs') },
   };
-  for (const [i, id] of ordersIds.entries()) await agent('PUT', '/v1/agent/service/register', { ID: id, Name: 'orders', Address: '127.0.0.1', Port: 8080 + i });
+  for (const [i, id] of ordersIds.entries())
+    await agent('PUT', '/v1/agent/service/register', { ID: id, Name: 'orders', Address: '127.0.0.1', Port: 8080 + i });
 } else {
   console.log('\n(consul: skipped — the testenv agent is not up; start it with npm run testenv -- up consul)');
 }
@@ -83,7 +95,9 @@ function once({ args, env = {} }) {
       out += chunk;
     });
     child.stderr.setEncoding('utf8').on('data', (chunk) => (err += chunk));
-    child.on('exit', (code) => (code === 0 ? resolve({ ms, line: out.split('\n')[0] }) : reject(new Error(`${args.join(' ')} exited ${code}: ${err}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve({ ms, line: out.split('\n')[0] }) : reject(new Error(`${args.join(' ')} exited ${code}: ${err}`)),
+    );
   });
 }
 
@@ -104,7 +118,11 @@ try {
   for (const [name, xs] of Object.entries(timings)) {
     const m = median(xs);
     const over = name === 'bare node' ? '' : `+${(m - bare).toFixed(1)}`;
-    console.log(`  ${name.padEnd(22)} ${m.toFixed(1).padStart(10)} ${Math.min(...xs).toFixed(1).padStart(8)} ${over.padStart(10)}  ${name === 'bare node' ? '' : sample[name]}`);
+    console.log(
+      `  ${name.padEnd(22)} ${m.toFixed(1).padStart(10)} ${Math.min(...xs)
+        .toFixed(1)
+        .padStart(8)} ${over.padStart(10)}  ${name === 'bare node' ? '' : sample[name]}`,
+    );
   }
   console.log('\ncompare: bench/cold-start (core alone, static list) — goal there ≤ +50 ms over bare node for a config object');
 } finally {

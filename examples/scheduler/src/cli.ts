@@ -50,7 +50,9 @@ async function withMuster(start: (muster: Muster, id: string) => Promise<{ close
 
 async function main(): Promise<void> {
   if (role === 'table') {
-    const server = await TableServer.listen(await LocalTaskStore.open(values.file ? { file: values.file } : {}), { port: Number(values.port ?? 0) });
+    const server = await TableServer.listen(await LocalTaskStore.open(values.file ? { file: values.file } : {}), {
+      port: Number(values.port ?? 0),
+    });
     jsonLines('table')('table-listening', { url: server.url, file: values.file });
     onSignal(() => server.close());
   } else if (role === 'master' || role === 'worker') {
@@ -64,7 +66,8 @@ async function main(): Promise<void> {
         );
       }
       const settings = schedulerSettings(muster);
-      if (!settings.table) throw muster.config.error(['scheduler', 'table'], 'is required for a separate process: the URL of `muster-scheduler table`');
+      if (!settings.table)
+        throw muster.config.error(['scheduler', 'table'], 'is required for a separate process: the URL of `muster-scheduler table`');
       const store = new HttpTaskStore(settings.table);
       const log = jsonLines(id);
       if (role === 'master') {

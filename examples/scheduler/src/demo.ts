@@ -17,7 +17,9 @@ const cluster = await InProcessCluster.start({
   },
 });
 try {
-  await cluster.store.submit(Array.from({ length: 24 }, (_, i) => ({ id: `task-${String(i).padStart(2, '0')}`, durationMs: 300 + ((i * 53) % 400) })));
+  await cluster.store.submit(
+    Array.from({ length: 24 }, (_, i) => ({ id: `task-${String(i).padStart(2, '0')}`, durationMs: 300 + ((i * 53) % 400) })),
+  );
   await sleep(1500);
   const leader = cluster.leader();
   const victim = cluster.workers.find((w) => w.running.length > 0);

@@ -26,7 +26,10 @@ export interface MasterOptions {
 }
 
 function toView(m: MemberHeartbeat): WorkerView {
-  const payload = (typeof m.payload === 'object' && m.payload !== null && !Array.isArray(m.payload) ? m.payload : {}) as Record<string, unknown>;
+  const payload = (typeof m.payload === 'object' && m.payload !== null && !Array.isArray(m.payload) ? m.payload : {}) as Record<
+    string,
+    unknown
+  >;
   const num = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
   return { id: m.memberId, alive: m.alive, running: num(payload.running, 0), capacity: num(payload.capacity, 1) };
 }

@@ -29,7 +29,8 @@ export function applyOp(state: TableState, op: TableOp, now: number): OpResult {
   switch (op.op) {
     case 'submit': {
       const known = new Set(state.tasks.map((t) => t.id));
-      for (const t of op.tasks) if (!known.has(t.id)) state.tasks.push({ id: t.id, durationMs: t.durationMs, status: 'pending', attempt: 0 });
+      for (const t of op.tasks)
+        if (!known.has(t.id)) state.tasks.push({ id: t.id, durationMs: t.durationMs, status: 'pending', attempt: 0 });
       return { ok: true };
     }
     case 'seal':

@@ -6,7 +6,10 @@ const worker = (id: string, rest: Partial<WorkerView> = {}): WorkerView => ({ id
 
 describe('planAssignments', () => {
   test('pending tasks go to the least loaded alive worker with room, ties by id', () => {
-    const plan = planAssignments([task('a'), task('b'), task('c'), task('d'), task('e')], [worker('w2'), worker('w1', { running: 1 }), worker('w3', { alive: false })]);
+    const plan = planAssignments(
+      [task('a'), task('b'), task('c'), task('d'), task('e')],
+      [worker('w2'), worker('w1', { running: 1 }), worker('w3', { alive: false })],
+    );
     expect(plan.map((p) => `${p.taskId}->${p.worker}`)).toEqual(['a->w2', 'b->w1', 'c->w2']);
   });
 

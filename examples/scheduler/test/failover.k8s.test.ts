@@ -4,7 +4,7 @@
 import { request } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from '@jest/globals';
-import { isAdapter } from '@muster/core';
+import { importAdapter } from '@muster/core';
 import { testServer } from '../../../scripts/testenv/state.mjs';
 import { processFailover } from './process-failover.js';
 
@@ -16,15 +16,20 @@ interface K8sEntry {
 }
 
 const entry = testServer<K8sEntry>('k8s');
-const adapter = ((await import('@muster/adapter-k8s')) as { default?: unknown }).default;
-const ready = isAdapter(adapter) && adapter.provides.includes('lock') && adapter.provides.includes('heartbeat');
+// Loaded the way a config loads it; undefined when the package is missing or exports no adapter yet.
+const adapter = await importAdapter('kubernetes', process.cwd()).catch(() => undefined);
+const ready = adapter !== undefined && adapter.provides.includes('lock') && adapter.provides.includes('heartbeat');
 if (!ready) console.warn('\n*** SKIPPED: @muster/adapter-k8s does not export an adapter with lock and heartbeat yet ***\n');
 
 function kube(method: string, path: string, body?: unknown): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(
       `${entry!.server}${path}`,
-      { method, ca: readFileSync(entry!.caFile), headers: { authorization: `Bearer ${entry!.adminToken}`, 'content-type': 'application/json' } },
+      {
+        method,
+        ca: readFileSync(entry!.caFile),
+        headers: { authorization: `Bearer ${entry!.adminToken}`, 'content-type': 'application/json' },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
@@ -55,7 +60,9 @@ heartbeat: { adapter: kubernetes, options: ${options} }`,
         takeoverBound: leaseTtl + (leaseTtl * 2) / 15 + 1500,
         suffix,
       });
-      console.log(`kubernetes: leader takeover ${result.takeoverMs} ms after SIGKILL (lease ${leaseTtl} ms), ${result.reassigned} tasks reassigned, ${result.refused} stale writes refused; the paused leader stepped down: ${result.pausedStepDown}\n${result.history.join('\n')}`);
+      console.log(
+        `kubernetes: leader takeover ${result.takeoverMs} ms after SIGKILL (lease ${leaseTtl} ms), ${result.reassigned} tasks reassigned (killed worker interrupted mid-task: ${result.interrupted}), ${result.refused} stale writes refused; the paused leader stepped down: ${result.pausedStepDown}\n${result.history.join('\n')}`,
+      );
     } finally {
       await kube('DELETE', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`).catch(() => 0);
       await kube('DELETE', `/api/v1/namespaces/${namespace}`).catch(() => 0);

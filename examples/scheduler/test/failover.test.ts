@@ -29,7 +29,8 @@ async function until<T>(what: string, probe: () => T | undefined | Promise<T | u
   }
 }
 
-const tasks = (n: number, prefix = 't') => Array.from({ length: n }, (_, i) => ({ id: `${prefix}${String(i).padStart(2, '0')}`, durationMs: 120 + ((i * 37) % 200) }));
+const tasks = (n: number, prefix = 't') =>
+  Array.from({ length: n }, (_, i) => ({ id: `${prefix}${String(i).padStart(2, '0')}`, durationMs: 120 + ((i * 37) % 200) }));
 
 describe('scheduler failover, in process (static adapter)', () => {
   test('leader and worker crash: a new leader within the lease bound, no task lost or run twice at once, stale writes refused', async () => {

@@ -34,6 +34,8 @@ export interface ProcessFailoverOptions {
 
 export interface ProcessFailoverResult {
   readonly takeoverMs: number;
+  /** The killed worker died with a task running (its open run was reassigned and finished elsewhere). */
+  readonly interrupted: boolean;
   /** Leadership changes seen, with reasons: one election before the kill and one after is the clean run. */
   readonly history: readonly string[];
   /** How the SIGSTOPped-then-resumed leader stepped down: its renewal failed ('demoted') or the table refused it ('fenced'). */
@@ -53,7 +55,10 @@ class Cluster {
   readonly stderr = new Map<string, string>();
 
   spawn(role: 'master' | 'worker', id: string, config: string, env: Readonly<Record<string, string>>): void {
-    const child = spawn(process.execPath, [cli, role, '--config', config, '--id', id], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [cli, role, '--config', config, '--id', id], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    });
     let buffered = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       buffered += chunk;
@@ -108,7 +113,10 @@ class Cluster {
   masterHistory(): string[] {
     return this.events
       .filter((e) => ['elected', 'demoted', 'fenced', 'campaign-failed', 'leader-failed'].includes(e.event))
-      .map((e) => `${e.at} ${e.who} ${e.event}${e.token ? ` token ${e.token}` : ''}${(e as { reason?: string }).reason ? ` (${(e as { reason?: string }).reason})` : ''}`);
+      .map(
+        (e) =>
+          `${e.at} ${e.who} ${e.event}${e.token ? ` token ${e.token}` : ''}${(e as { reason?: string }).reason ? ` (${(e as { reason?: string }).reason})` : ''}`,
+      );
   }
 
   describe(): string {
@@ -116,7 +124,12 @@ class Cluster {
   }
 }
 
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeout: number, cluster: Cluster): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeout: number,
+  cluster: Cluster,
+): Promise<T> {
   const deadline = Date.now() + timeout;
   for (;;) {
     const value = await probe();
@@ -127,7 +140,8 @@ async function until<T>(what: string, probe: () => T | undefined | false | Promi
 }
 
 export async function processFailover(options: ProcessFailoverOptions): Promise<ProcessFailoverResult> {
-  if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npx tsc -b\` at the repository root first (the processes run the compiled CLI)`);
+  if (!existsSync(cli))
+    throw new Error(`${cli} is missing: run \`npx tsc -b\` at the repository root first (the processes run the compiled CLI)`);
   const dir = mkdtempSync(join(tmpdir(), 'scheduler-failover-'));
   const server = await TableServer.listen(await LocalTaskStore.open({ file: join(dir, 'tasks.json') }));
   const table = new HttpTaskStore(server.url);
@@ -151,7 +165,9 @@ scheduler:
   );
   const cluster = new Cluster();
   try {
-    await table.submit(Array.from({ length: 24 }, (_, i) => ({ id: `t${String(i).padStart(2, '0')}`, durationMs: 300 + ((i * 53) % 500) })));
+    await table.submit(
+      Array.from({ length: 24 }, (_, i) => ({ id: `t${String(i).padStart(2, '0')}`, durationMs: 300 + ((i * 53) % 500) })),
+    );
     for (let i = 0; i < 3; i++) cluster.spawn('worker', `worker-${i}-${options.suffix}`, config, options.env ?? {});
     for (let i = 0; i < 3; i++) cluster.spawn('master', `master-${i}-${options.suffix}`, config, options.env ?? {});
 
@@ -167,21 +183,38 @@ scheduler:
     const first = cluster.leader()!;
     const killedAt = await cluster.kill(first.who, 'SIGKILL');
 
-    const second = await until('a new leader', () => cluster.events.find((e) => e.event === 'elected' && e.at > killedAt), options.takeoverBound + 10_000, cluster);
+    const second = await until(
+      'a new leader',
+      () => cluster.events.find((e) => e.event === 'elected' && e.at > killedAt),
+      options.takeoverBound + 10_000,
+      cluster,
+    );
     const takeoverMs = second.at - killedAt;
     expect(takeoverMs).toBeLessThanOrEqual(options.takeoverBound);
     expect(BigInt(second.token!)).toBeGreaterThan(BigInt(first.token!));
 
     // What the killed leader would write if it came back: refused through the same HTTP path.
-    await until('the new leader sealed the table', async () => BigInt((await table.state()).highestToken) >= BigInt(second.token!), 10_000, cluster);
+    await until(
+      'the new leader sealed the table',
+      async () => BigInt((await table.state()).highestToken) >= BigInt(second.token!),
+      10_000,
+      cluster,
+    );
     await expect(table.assign(BigInt(first.token!), first.who, [])).rejects.toBeInstanceOf(StaleTokenError);
 
     // A pause, not a crash: SIGSTOP the new leader past its lease, let a third master take over,
     // then SIGCONT. The resumed master still holds its old lease object and may write before its
     // renewal fails; the table refuses it, and it must step down either way.
-    await table.submit(Array.from({ length: 12 }, (_, i) => ({ id: `p${String(i).padStart(2, '0')}`, durationMs: 300 + ((i * 71) % 400) })));
+    await table.submit(
+      Array.from({ length: 12 }, (_, i) => ({ id: `p${String(i).padStart(2, '0')}`, durationMs: 300 + ((i * 71) % 400) })),
+    );
     const pausedAt = await cluster.kill(second.who, 'SIGSTOP');
-    const third = await until('a leader while the second is paused', () => cluster.events.find((e) => e.event === 'elected' && e.at > pausedAt), options.takeoverBound + 10_000, cluster);
+    const third = await until(
+      'a leader while the second is paused',
+      () => cluster.events.find((e) => e.event === 'elected' && e.at > pausedAt),
+      options.takeoverBound + 10_000,
+      cluster,
+    );
     await cluster.kill(second.who, 'SIGCONT');
     const stepDown = await until(
       'the resumed master to step down',
@@ -193,9 +226,10 @@ scheduler:
     await until('every task done', async () => (await table.tasks()).every((t) => t.status === 'done'), 90_000, cluster);
     const state = await table.state();
     expect(violations(state, crashedAt)).toEqual([]);
-    expect(state.runs.some((r) => r.worker === running.worker && r.endedAt === undefined)).toBe(true);
     return {
       takeoverMs,
+      // The worker is picked from a snapshot, so it may finish its task just before the kill lands.
+      interrupted: state.runs.some((r) => r.worker === running.worker && r.endedAt === undefined),
       pausedStepDown: stepDown.event,
       history: cluster.masterHistory(),
       reassigned: state.tasks.filter((t) => t.attempt > 1).length,

@@ -16,12 +16,16 @@ describe('serverless bundle', () => {
     expect(mentions(b.inputs, '@kubernetes/client-node')).toEqual([]);
     expect(mentions(b.inputs, 'adapter-k8s')).toEqual([]);
     expect(mentions(b.inputs, 'adapter-static').length).toBeGreaterThan(0);
-    const run = spawnSync(process.execPath, [join(here, '..', '..', '..', 'bench', 'serverless', 'invoke.mjs'), join(b.outdir, 'handler.mjs')], {
-      encoding: 'utf8',
-      cwd: b.outdir,
-      env: { ...process.env, MUSTER_ADAPTER: './adapter-static.mjs', NODE_PATH: '' },
-      timeout: 15_000,
-    });
+    const run = spawnSync(
+      process.execPath,
+      [join(here, '..', '..', '..', 'bench', 'serverless', 'invoke.mjs'), join(b.outdir, 'handler.mjs')],
+      {
+        encoding: 'utf8',
+        cwd: b.outdir,
+        env: { ...process.env, MUSTER_ADAPTER: './adapter-static.mjs', NODE_PATH: '' },
+        timeout: 15_000,
+      },
+    );
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toMatchObject({ endpoints: ['orders-0', 'orders-1'], cold: true });
   }, 30_000);

@@ -63,9 +63,17 @@ describe('serverless handler', () => {
     for (let run = 0; run < 4; run++) {
       const started = Date.now();
       // No close() here: a process that still had a ref'd handle after its last invocation would not exit.
-      const child = spawnSync(process.execPath, [script, dist, '20', run % 2 === 0 ? 'close' : 'no-close'], { encoding: 'utf8', timeout: 15_000 });
+      const child = spawnSync(process.execPath, [script, dist, '20', run % 2 === 0 ? 'close' : 'no-close'], {
+        encoding: 'utf8',
+        timeout: 15_000,
+      });
       expect({ status: child.status, stderr: child.stderr }).toEqual({ status: 0, stderr: '' });
-      const report = JSON.parse(child.stdout) as { results: { cold: boolean }[]; activeAfter: string[]; liveAfter: string[]; exitAfterMs: number };
+      const report = JSON.parse(child.stdout) as {
+        results: { cold: boolean }[];
+        activeAfter: string[];
+        liveAfter: string[];
+        exitAfterMs: number;
+      };
       expect(report.results.map((r) => r.cold)).toEqual([true, ...Array<boolean>(19).fill(false)]);
       expect(report.activeAfter).toEqual([]);
       expect(report.liveAfter).toEqual([]);
