@@ -6,13 +6,13 @@
 // 127.0.0.1 is the backend's address alone, and reach the backend through a recording TCP relay:
 // every request frame the proxies' client connections send to Cassandra is decoded and kept.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { decodeCell, type CellValue } from '../../src/protocol/cells.js';
 import { Consistency } from '../../src/protocol/consistency.js';
 import { decodeError, type ErrorMessage } from '../../src/protocol/error-message.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { encodeFrameHeader, FrameDecoder, Opcode, type Frame } from '../../src/protocol/frame.js';
+import { FrameDecoder, Opcode, type Frame } from '../../src/protocol/frame.js';
 import { addressToBytes } from '../../src/protocol/inet.js';
 import type { BoundValue, QueryParameters } from '../../src/protocol/query-parameters.js';
 import {
@@ -23,9 +23,10 @@ import {
   encodePrepare,
   encodeQuery,
   encodeStartup,
+  decodeStartup,
 } from '../../src/protocol/requests.js';
 import { decodeResult, type ColumnSpec, type Result } from '../../src/protocol/result.js';
-import { encodeSegments, SegmentedFrameDecoder } from '../../src/protocol/segment.js';
+import { SegmentedFrameDecoder } from '../../src/protocol/segment.js';
 import { DataTypeId } from '../../src/protocol/types.js';
 import { Writer } from '../../src/protocol/writer.js';
 import { freePort, startProxy, type CassandraEntry, type RunningProxy } from './harness.js';
@@ -35,95 +36,7 @@ const backend = testServer<CassandraEntry>('cassandra');
 const TIMEOUT = 120_000;
 
 // ---------------------------------------------------------------------------------------------
-// A client connection at one protocol version. v3/v4 use RawClient; v5 switches to segment
-// framing after READY (spec v5 §2), which RawClient does not do.
-
-interface Transport {
-  send(stream: number, opcode: number, body: Buffer): void;
-  next(stream: number): Promise<Frame | undefined>;
-  close(): void;
-}
-
-class RawTransport implements Transport {
-  constructor(
-    readonly raw: RawClient,
-    readonly version: number,
-  ) {}
-  send(stream: number, opcode: number, body: Buffer): void {
-    this.raw.send(this.version, stream, opcode, body);
-  }
-  next(stream: number): Promise<Frame | undefined> {
-    return this.raw.next(stream);
-  }
-  close(): void {
-    this.raw.close();
-  }
-}
-
-/** v5: frames until READY, segments (uncompressed, CRC24/CRC32) after. */
-class V5Transport implements Transport {
-  readonly #frames: Frame[] = [];
-  #decoder: { push(chunk: Buffer): Frame[] } = new FrameDecoder();
-  #segmented = false;
-  #ended = false;
-  #wake: (() => void) | undefined;
-
-  private constructor(readonly socket: Socket) {
-    socket.on('data', (chunk: Buffer) => {
-      try {
-        for (const frame of this.#decoder.push(chunk)) {
-          this.#frames.push(frame);
-          if (!this.#segmented && frame.opcode === Opcode.READY) {
-            this.#segmented = true;
-            this.#decoder = new SegmentedFrameDecoder();
-          }
-        }
-      } catch {
-        socket.destroy();
-      }
-      this.#wake?.();
-    });
-    socket.on('close', () => {
-      this.#ended = true;
-      this.#wake?.();
-    });
-    socket.on('error', () => undefined);
-  }
-
-  static open(address: string): Promise<V5Transport> {
-    const [host, port] = address.split(':');
-    return new Promise((resolve, reject) => {
-      const socket = connect({ host: host!, port: Number(port) }, () => resolve(new V5Transport(socket)));
-      socket.once('error', reject);
-    });
-  }
-
-  send(stream: number, opcode: number, body: Buffer): void {
-    const envelope = Buffer.concat([encodeFrameHeader({ version: 5, response: false, flags: 0, stream, opcode }, body.length), body]);
-    this.socket.write(this.#segmented ? Buffer.concat(encodeSegments([envelope])) : envelope);
-  }
-
-  async next(stream: number, timeoutMs = 10_000): Promise<Frame | undefined> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const i = this.#frames.findIndex((f) => f.stream === stream);
-      if (i >= 0) return this.#frames.splice(i, 1)[0];
-      if (this.#ended) return undefined;
-      if (Date.now() > deadline) throw new Error(`no v5 frame on stream ${stream} within ${timeoutMs} ms`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(1, deadline - Date.now()));
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-}
+// A client connection at one protocol version, over RawClient (v5: segment framing after READY).
 
 type Row = Record<string, CellValue>;
 type Answer =
@@ -139,25 +52,25 @@ const inetCells = new Set<string>();
 class Cql {
   #stream = 0;
   private constructor(
-    readonly transport: Transport,
+    readonly raw: RawClient,
     readonly version: number,
   ) {}
 
   static async open(address: string, version: number): Promise<Cql> {
-    const transport = version >= 5 ? await V5Transport.open(address) : new RawTransport(await RawClient.open(address), version);
-    return new Cql(transport, version);
+    return new Cql(await RawClient.open(address), version);
   }
 
   /** STARTUP; resolves with the answer's opcode (READY, or ERROR with its message). */
   async startup(): Promise<{ opcode: number; error?: ErrorMessage }> {
     const frame = await this.#request(Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) }));
+    if (this.version >= 5 && frame.opcode === Opcode.READY) this.raw.useSegments(false);
     return frame.opcode === Opcode.ERROR ? { opcode: frame.opcode, error: decodeError(frame.body) } : { opcode: frame.opcode };
   }
 
   async #request(opcode: number, body: Buffer): Promise<Frame> {
     const stream = (this.#stream = (this.#stream % 30_000) + 1);
-    this.transport.send(stream, opcode, body);
-    const frame = await this.transport.next(stream);
+    this.raw.send(this.version, stream, opcode, body);
+    const frame = await this.raw.next(stream);
     if (!frame) throw new Error(`connection closed before the answer to opcode 0x${opcode.toString(16)}`);
     received.push(Buffer.from(frame.body));
     return frame;
@@ -200,7 +113,7 @@ class Cql {
   }
 
   close(): void {
-    this.transport.close();
+    this.raw.close();
   }
 }
 
@@ -257,7 +170,7 @@ class RecordingRelay {
     const connection = ++this.#next;
     const upstream = connect(this.target);
     this.#sockets.add(client).add(upstream);
-    const decoder = new FrameDecoder();
+    let decoder: { push(chunk: Buffer): Frame[] } = new FrameDecoder();
     client.on('data', (chunk: Buffer) => {
       upstream.write(chunk);
       let frames: Frame[] = [];
@@ -266,7 +179,13 @@ class RecordingRelay {
       } catch {
         this.sent.push({ connection, opcode: -1 }); // undecodable: flagged, never ignored
       }
-      for (const f of frames) this.#record(connection, f);
+      for (const f of frames) {
+        this.#record(connection, f);
+        // v5: everything after STARTUP travels in segments (the proxy waits for the answer first).
+        if (f.opcode === Opcode.STARTUP && f.version >= 5) {
+          decoder = new SegmentedFrameDecoder({ lz4: decodeStartup(f.body).options.get('COMPRESSION') === 'lz4' });
+        }
+      }
     });
     upstream.on('data', (chunk: Buffer) => client.write(chunk));
     const end = () => {
@@ -302,9 +221,6 @@ class RecordingRelay {
 }
 
 // ---------------------------------------------------------------------------------------------
-
-/** v5 is on when the client connection speaks v5 framing (see the note at the v5 block). */
-const V5_READY = process.env.MUSTER_TEST_PROXY_V5 === '1';
 
 (backend ? describe : describe.skip)('system tables (DESIGN §2.2) over every protocol version', () => {
   const ids = ['proxy-a', 'proxy-b', 'proxy-c'];
@@ -349,6 +265,7 @@ const V5_READY = process.env.MUSTER_TEST_PROXY_V5 === '1';
 
     port = await freePort();
     const list = ids.map((id) => ({ id, address: hostOf(id), port }));
+    const scope = `matrix-${process.pid}-${Date.now()}`;
     for (const id of ids) {
       const running = await startProxy(
         { ...backend!, contactPoints: [`127.0.0.1:${relay.port}`] },
@@ -357,7 +274,7 @@ const V5_READY = process.env.MUSTER_TEST_PROXY_V5 === '1';
           host: hostOf(id),
           port,
           members: list,
-          scope: `matrix-${process.pid}-${Date.now()}`,
+          scope,
           proxy: { instanceId: id, heartbeat: { interval: '200ms', ttl: '3s' } },
         },
       );
@@ -368,7 +285,7 @@ const V5_READY = process.env.MUSTER_TEST_PROXY_V5 === '1';
     for (;;) {
       const views = [...proxies.values()].map((p) => p.proxy.topology().members);
       if (views.every((m) => m.length === 3 && m.every((x) => x.up))) break;
-      if (Date.now() > deadline) throw new Error(`members not all up: ${JSON.stringify(views)}`);
+      if (Date.now() > deadline) throw new Error(`members not all up: ${JSON.stringify(views.map((m) => m.map((x) => [x.id, x.up])))}`);
       await new Promise((r) => setTimeout(r, 50));
     }
     for (const m of proxies.get('proxy-a')!.proxy.topology().members) {
@@ -586,11 +503,7 @@ const V5_READY = process.env.MUSTER_TEST_PROXY_V5 === '1';
 
   describe('v3', () => matrix(3));
   describe('v4', () => matrix(4));
-  // The client connection speaks v3 and v4 only so far (SUPPORTED_VERSIONS in
-  // src/proxy/client-connection.ts): a v5 STARTUP is answered PROTOCOL_ERROR "Invalid or unsupported
-  // protocol version (5)". These cases run over real v5 segment framing once that lands; run them
-  // with MUSTER_TEST_PROXY_V5=1 and make this unconditional then.
-  (V5_READY ? describe : describe.skip)('v5 (segment framing)', () => matrix(5));
+  describe('v5 (segment framing)', () => matrix(5));
 
   it('nothing about these tables ever reached the backend', async () => {
     // Non-vacuous: a statement the proxy does not answer itself is seen by the relay.
