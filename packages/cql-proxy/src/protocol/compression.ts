@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { ProtocolError } from './errors.js';
 import { lz4CompressBlock, lz4DecompressBlock } from './lz4.js';
+import { snappyDecompress } from './snappy.js';
 
 /**
  * Frame-body compression for protocol v3/v4 (spec v4 §5), chosen by STARTUP's COMPRESSION option:
@@ -35,11 +36,9 @@ export const lz4: FrameCompression = {
   },
 };
 
-/** The part of snappyjs (raw Snappy, pure JS, untyped) used here. */
+/** The part of snappyjs (raw Snappy, pure JS, untyped) used here: compression only, see `snappy.ts`. */
 interface SnappyJs {
   compress(input: Uint8Array): Uint8Array;
-  /** Throws if the input is not valid Snappy or announces more than `maxLength` bytes. */
-  uncompress(input: Uint8Array, maxLength?: number): Uint8Array;
 }
 
 // Loaded on first use: most connections negotiate lz4 or nothing, and cold start should not pay for snappy.
@@ -51,13 +50,7 @@ const asBuffer = (a: Uint8Array) => (Buffer.isBuffer(a) ? a : Buffer.from(a.buff
 export const snappy: FrameCompression = {
   name: 'snappy',
   compress: (body) => asBuffer(loadSnappy().compress(body)),
-  decompress(body, maxLength) {
-    try {
-      return asBuffer(loadSnappy().uncompress(body, maxLength));
-    } catch (err) {
-      throw new ProtocolError(`Corrupt snappy frame body: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-    }
-  },
+  decompress: (body, maxLength) => snappyDecompress(body, maxLength),
 };
 
 /** The compression named in STARTUP (case-insensitive), or undefined for one we do not speak. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { lz4, snappy, frameCompression } from '../../src/protocol/compression.js';
 import { lz4CompressBlock, lz4DecompressBlock } from '../../src/protocol/lz4.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
+import { snappyDecompress } from '../../src/protocol/snappy.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 
@@ -57,6 +58,26 @@ describe('LZ4 block', () => {
         expect(ProtocolError.is(e)).toBe(true);
       }
     }
+  });
+});
+
+describe('Snappy decompression', () => {
+  it('decodes literals and overlapping copies as the format describes', () => {
+    // length 10; literal "abcd"; copy (1-byte offset) of 6 bytes from offset 4, overlapping itself.
+    expect(snappyDecompress(hex('0a 0c 61626364 09 04'), 100).toString()).toBe('abcdabcdab');
+    // 2-byte-offset copy: tag (len-1)<<2 | 2.
+    expect(snappyDecompress(hex('08 0c 61626364 0e 0400'), 100).toString()).toBe('abcdabcd');
+  });
+
+  it('does not hang on a negative 4-byte literal length (snappyjs loops forever on this one)', () => {
+    expect(() => snappyDecompress(hex('3cfc0811a984aa89227fc5f70b5b'), 1 << 16)).toThrow(ProtocolError);
+  });
+
+  it('refuses bad offsets, short output and lengths past the limit', () => {
+    expect(() => snappyDecompress(hex('0a 0c 61626364 09 05'), 100)).toThrow(/offset 5/);
+    expect(() => snappyDecompress(hex('0b 0c 61626364 09 04'), 100)).toThrow(/expanded to 10 bytes, 11 announced/);
+    expect(() => snappyDecompress(hex('ffffffff0f'), 1 << 20)).toThrow(/more than the/);
+    expect(() => snappyDecompress(hex('ffffffffff'), 1 << 20)).toThrow(ProtocolError);
   });
 });
 
