@@ -4,13 +4,14 @@ import {
   sleep,
   StaleTokenError,
   type HeartbeatStore,
+  type JsonValue,
   type Lease,
   type Lock,
   type MemberHeartbeat,
 } from '@muster/core';
 import { planAssignments, type WorkerView } from './assignment.js';
 import { silent, type SchedulerLog } from './log.js';
-import type { TaskStore } from './task.js';
+import type { Task, TaskStore } from './task.js';
 
 export interface MasterOptions {
   readonly id: string;
@@ -25,12 +26,13 @@ export interface MasterOptions {
   readonly log?: SchedulerLog;
 }
 
+function asRecord(payload: JsonValue): Record<string, JsonValue> {
+  return typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? payload : {};
+}
+
 function toView(m: MemberHeartbeat): WorkerView {
-  const payload = (typeof m.payload === 'object' && m.payload !== null && !Array.isArray(m.payload) ? m.payload : {}) as Record<
-    string,
-    unknown
-  >;
-  const num = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
+  const payload = asRecord(m.payload);
+  const num = (v: JsonValue | undefined, fallback: number) => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
   return { id: m.memberId, alive: m.alive, running: num(payload.running, 0), capacity: num(payload.capacity, 1) };
 }
 
@@ -92,7 +94,12 @@ export class Master implements AsyncDisposable {
           workers.clear();
           for (const m of event.members) workers.set(m.memberId, m);
           seen = true;
-          if (event.type === 'stale' || event.type === 'left') this.#log('worker-lost', { worker: event.member.memberId, how: event.type });
+          if (event.type === 'snapshot')
+            this.#log('workers', { alive: event.members.filter((m) => m.alive).map((m) => ({ id: m.memberId, ...asRecord(m.payload) })) });
+          else if (event.type === 'joined' || event.type === 'replaced')
+            this.#log('worker-joined', { worker: event.member.memberId, ...asRecord(event.member.payload) });
+          else if (event.type === 'stale' || event.type === 'left')
+            this.#log('worker-lost', { worker: event.member.memberId, how: event.type });
         }
       } catch (error) {
         if (!signal.aborted) this.#log('watch-failed', { error: (error as Error).message });
@@ -136,7 +143,7 @@ export class Master implements AsyncDisposable {
 
   async #round(token: bigint, members: MemberHeartbeat[], signal: AbortSignal): Promise<void> {
     const { store } = this.#options;
-    let tasks;
+    let tasks: Task[];
     try {
       tasks = await store.tasks({ signal });
     } catch (error) {
