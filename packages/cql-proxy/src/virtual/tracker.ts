@@ -58,6 +58,8 @@ export class MembershipTracker {
   #heartbeats: readonly MemberHeartbeat[] | undefined;
   #published: VirtualView | undefined;
   #heldSince: number | undefined;
+  /** The observable state being held, so inputs that change nothing visible (a beat) do not restart the quiet period. */
+  #held: unknown;
   #flushTimer: unknown;
   #expiryTimer: unknown;
   #closed = false;
@@ -105,6 +107,7 @@ export class MembershipTracker {
     if (this.#closed) return;
     this.#cancel('flush');
     this.#heldSince = undefined;
+    this.#held = undefined;
     const next = this.#candidate();
     if (next === undefined) return;
     const events = diffViews(this.#published, next);
@@ -142,12 +145,16 @@ export class MembershipTracker {
     const next = this.#candidate();
     if (next === undefined) return;
     const events = diffViews(this.#published, next);
-    if (events.length === 0 && sameValue(observable(next), observable(this.#published))) {
+    const state = observable(next);
+    if (events.length === 0 && sameValue(state, observable(this.#published))) {
       // Back to what clients already have: whatever was held was a flap.
       this.#heldSince = undefined;
+      this.#held = undefined;
       this.#cancel('flush');
       return;
     }
+    if (this.#flushTimer !== undefined && sameValue(state, this.#held)) return;
+    this.#held = state;
     const now = this.#clock.now();
     this.#heldSince ??= now;
     const maxDelay = this.#options.maxDelay ?? 5_000;

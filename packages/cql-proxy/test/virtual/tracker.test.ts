@@ -106,6 +106,28 @@ describe('MembershipTracker', () => {
     expect(events()).toEqual(['DOWN proxy-b']);
   });
 
+  it('does not restart the quiet period for beats that change nothing visible', () => {
+    const { tracker, time, beat, events } = setup();
+    tracker.setEndpoints([a, b]);
+    tracker.setHeartbeats([beat('proxy-a'), beat('proxy-b')]);
+    tracker.setEndpoints([a, { ...b, ready: false }]);
+    time.advance(500);
+    tracker.setHeartbeats([beat('proxy-a'), beat('proxy-b')]);
+    time.advance(500);
+    expect(events()).toEqual(['DOWN proxy-b']);
+  });
+
+  it('shows self draining in the next view, with no event about self', () => {
+    const { tracker, time, beat, updates } = setup();
+    tracker.setEndpoints([a, b]);
+    tracker.setHeartbeats([beat('proxy-a'), beat('proxy-b')]);
+    tracker.setSelf({ id: 'proxy-a', nativePort: 9042, ready: false });
+    time.advance(1_000);
+    expect(updates).toHaveLength(2);
+    expect(updates[1]?.events).toEqual([]);
+    expect(updates[1]?.view.self.up).toBe(false);
+  });
+
   it('lets a removal through at once by default, and holds it when told to', () => {
     const quick = setup();
     quick.tracker.setEndpoints([a, b]);
