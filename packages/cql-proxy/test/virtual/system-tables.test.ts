@@ -207,6 +207,11 @@ describe('system.local', () => {
 });
 
 describe('system.peers', () => {
+  it('reads quoted, commented and mixed-case names the same way', () => {
+    const r = rows('/* c */ SELECT "peer", RPC_ADDRESS AS "Addr" FROM "system"."peers" -- tail\n WHERE PEER = \'10.0.0.3\';');
+    expect(r).toMatchObject({ names: ['peer', 'Addr'], rows: [['10.0.0.3', '10.0.0.3']] });
+  });
+
   it('lists every other member in ring order, never self', () => {
     const r = rows('SELECT peer, rpc_address FROM system.peers');
     expect(r.names).toEqual(['peer', 'rpc_address']);
@@ -332,6 +337,11 @@ describe('system.peers_v2', () => {
     expect(rows('SELECT peer FROM system.peers_v2 WHERE peer = ? AND peer_port = 9044', { values: [inet('10.0.0.3')] }).rows).toEqual([
       ['10.0.0.3'],
     ]);
+  });
+
+  it('answers the Java driver 4 statement as it writes it (lower-case and), values bound by name', () => {
+    const cql = 'SELECT * FROM system.peers_v2 WHERE peer = :address and peer_port = :port';
+    expect(rows(cql, { values: [inet('10.0.0.1'), int(9042)], names: ['address', 'port'] }).rows).toHaveLength(1);
   });
 
   it('needs the partition key or ALLOW FILTERING to restrict peer_port', () => {
