@@ -68,6 +68,23 @@ export class UnsupportedVersionError extends ProtocolError {
   }
 }
 
+/**
+ * A frame header announcing a body longer than allowed (or negative). Carries the header's version
+ * and stream so the refusal can be addressed to the request before the connection is closed.
+ */
+export class FrameTooLargeError extends ProtocolError {
+  readonly version: number;
+  readonly stream: number;
+  readonly length: number;
+
+  constructor(version: number, stream: number, length: number, message: string) {
+    super(message);
+    this.version = version;
+    this.stream = stream;
+    this.length = length;
+  }
+}
+
 /** A value this side was asked to encode that the protocol cannot carry: our bug, answered as SERVER_ERROR. */
 export function encodingError(message: string): ProtocolError {
   return new ProtocolError(message, { code: ErrorCode.SERVER_ERROR });

@@ -1,5 +1,5 @@
 import { ByteQueue } from './byte-queue.js';
-import { ErrorCode, ProtocolError, UnsupportedVersionError } from './errors.js';
+import { FrameTooLargeError, ProtocolError, UnsupportedVersionError } from './errors.js';
 
 /**
  * Frames (v5: "envelopes"), spec §1–2: a 9-byte header — version byte whose top bit is the
@@ -136,10 +136,12 @@ export class FrameDecoder {
           if (this.queue.length < HEADER_LENGTH) break;
           const header = decodeFrameHeader(this.queue.peek(HEADER_LENGTH));
           if (header.length < 0 || header.length > this.maxBodyLength) {
-            throw new ProtocolError(
+            throw new FrameTooLargeError(
+              header.version,
+              header.stream,
+              header.length,
               `Frame body length ${header.length} (opcode 0x${header.opcode.toString(16)}, stream ${header.stream}) ` +
                 `is outside 0..${this.maxBodyLength}`,
-              { code: ErrorCode.PROTOCOL_ERROR },
             );
           }
           this.header = header;

@@ -11,7 +11,7 @@
  *   types/cells     data type options and cell values for the virtual tables
  *   version.ts      supported versions and the "unsupported version" reply
  */
-export { ErrorCode, ProtocolError, UnsupportedVersionError, encodingError } from './errors.js';
+export { ErrorCode, FrameTooLargeError, ProtocolError, UnsupportedVersionError, encodingError } from './errors.js';
 export { Consistency } from './consistency.js';
 export { addressToBytes, bytesToAddress } from './inet.js';
 export { Reader, UNSET, type InetAddress, type Unset } from './reader.js';

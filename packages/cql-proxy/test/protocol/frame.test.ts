@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { decodeFrameHeader, encodeFrame, FrameDecoder, FrameFlag, Opcode, type Frame } from '../../src/protocol/frame.js';
-import { ProtocolError, UnsupportedVersionError } from '../../src/protocol/errors.js';
+import { FrameTooLargeError, ProtocolError, UnsupportedVersionError } from '../../src/protocol/errors.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 
@@ -71,11 +71,14 @@ describe('FrameDecoder', () => {
   it('refuses a body over the maximum before buffering it, and stays failed', () => {
     const decoder = new FrameDecoder({ maxBodyLength: 15 });
     expect(() => decoder.push(encodeFrame(query).subarray(0, 9))).toThrow(/body length 16/);
+    expect(() => new FrameDecoder({ maxBodyLength: 15 }).push(encodeFrame(query))).toThrow(
+      expect.objectContaining({ version: 4, stream: 0x1234, length: 16 }),
+    );
     expect(() => decoder.push(encodeFrame(options))).toThrow(ProtocolError);
   });
 
   it('refuses a negative body length', () => {
-    expect(() => new FrameDecoder().push(hex('040000000780000000'))).toThrow(ProtocolError);
+    expect(() => new FrameDecoder().push(hex('040000000780000000'))).toThrow(FrameTooLargeError);
   });
 
   it('reports a v2 client after three bytes', () => {
