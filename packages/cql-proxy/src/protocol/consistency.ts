@@ -13,3 +13,10 @@ export const Consistency = {
   LOCAL_ONE: 0x000a,
 } as const;
 export type Consistency = (typeof Consistency)[keyof typeof Consistency];
+
+const names = new Map<number, string>(Object.entries(Consistency).map(([name, value]) => [value, name]));
+
+/** The level's name as servers print it ("LOCAL_QUORUM"), or its hex code if unknown. */
+export function consistencyName(level: number): string {
+  return names.get(level) ?? `0x${level.toString(16).padStart(4, '0')}`;
+}

@@ -12,7 +12,7 @@
  *   version.ts      supported versions and the "unsupported version" reply
  */
 export { ErrorCode, FrameTooLargeError, ProtocolError, UnsupportedVersionError, encodingError } from './errors.js';
-export { Consistency } from './consistency.js';
+export { Consistency, consistencyName } from './consistency.js';
 export { addressToBytes, bytesToAddress } from './inet.js';
 export { Reader, UNSET, type InetAddress, type Unset } from './reader.js';
 export { Writer } from './writer.js';
@@ -49,6 +49,7 @@ export { joinBody, openFrame, sealFrame, splitBody, type BodyExtras } from './en
 export { QueryFlag, type BoundValue, type QueryParameters } from './query-parameters.js';
 export {
   BatchType,
+  StartupOption,
   decodeAuthToken,
   decodeBatch,
   decodeExecute,

@@ -12,7 +12,19 @@ import { Writer } from './writer.js';
 
 /** Request bodies (spec §4.1), each with a decoder and an encoder for a given protocol version. */
 
-/** STARTUP: a [string map] of options (CQL_VERSION, COMPRESSION, DRIVER_NAME, ...). */
+/** STARTUP option keys (spec v5 §4.1.1); SUPPORTED lists accepted values under the same keys. */
+export const StartupOption = {
+  CQL_VERSION: 'CQL_VERSION',
+  COMPRESSION: 'COMPRESSION',
+  DRIVER_NAME: 'DRIVER_NAME',
+  DRIVER_VERSION: 'DRIVER_VERSION',
+  THROW_ON_OVERLOAD: 'THROW_ON_OVERLOAD',
+  NO_COMPACT: 'NO_COMPACT',
+  /** SUPPORTED only: "3/v3", "4/v4", "5/v5" ... */
+  PROTOCOL_VERSIONS: 'PROTOCOL_VERSIONS',
+} as const;
+
+/** STARTUP: a [string map] of options (see {@link StartupOption}). */
 export interface Startup {
   readonly options: ReadonlyMap<string, string>;
 }

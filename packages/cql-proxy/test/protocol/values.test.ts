@@ -3,6 +3,7 @@ import { Reader, UNSET } from '../../src/protocol/reader.js';
 import { Writer } from '../../src/protocol/writer.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
 import { addressToBytes, bytesToAddress } from '../../src/protocol/inet.js';
+import { Consistency, consistencyName } from '../../src/protocol/consistency.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 
@@ -160,5 +161,13 @@ describe('IP addresses', () => {
     expect(bytesToAddress(addressToBytes('2001:0DB8:0000:0001:0000:0000:0000:0001'))).toBe('2001:db8:0:1::1');
     expect(bytesToAddress(addressToBytes('1:0:2:3:4:5:6:7'))).toBe('1:0:2:3:4:5:6:7');
     expect(bytesToAddress(addressToBytes('fe80::1%eth0'))).toBe('fe80::1');
+  });
+});
+
+describe('consistency levels', () => {
+  it('are named as servers print them', () => {
+    expect(consistencyName(Consistency.LOCAL_QUORUM)).toBe('LOCAL_QUORUM');
+    expect(consistencyName(0x0a)).toBe('LOCAL_ONE');
+    expect(consistencyName(0x42)).toBe('0x0042');
   });
 });
