@@ -47,9 +47,9 @@ export function hash64(text: string): bigint {
  * The `t`-th stable token candidate of an instance. The partitioner's minimum token is not a
  * valid node token (it marks the ring's start), so that one value is hashed again.
  */
-function stableCandidate(instanceId: string, t: number, attempt: number): bigint {
-  const value = hash64(attempt === 0 ? `${instanceId}#${t}` : `${instanceId}#${t}#${attempt}`);
-  return value === MIN_TOKEN ? stableCandidate(instanceId, t, attempt + 1) : value;
+function stableCandidate(instanceId: string, t: number, attempt: number, hash: (text: string) => bigint = hash64): bigint {
+  const value = hash(attempt === 0 ? `${instanceId}#${t}` : `${instanceId}#${t}#${attempt}`);
+  return value === MIN_TOKEN ? stableCandidate(instanceId, t, attempt + 1, hash) : value;
 }
 
 /** The T stable tokens of one instance, ignoring collisions with other instances. */
@@ -87,9 +87,14 @@ function asTokenSet(tokens: readonly bigint[]): string[] {
  * The tokens of every instance of the ring, keyed by instance id. `ringOrder` must be the shared
  * ordered member list (see `membership.ts`): in `zdm` mode the position is the member index, and
  * in `stable` mode a (2^-64-unlikely) collision is settled in favour of the instance that comes
- * first, the other one hashing again, so every instance settles it the same way.
+ * first, the other one hashing again, so every instance settles it the same way. `hash` is
+ * replaceable so tests can force collisions.
  */
-export function assignTokens(ringOrder: readonly string[], options: TokenOptions = {}): Map<string, string[]> {
+export function assignTokens(
+  ringOrder: readonly string[],
+  options: TokenOptions = {},
+  hash: (text: string) => bigint = hash64,
+): Map<string, string[]> {
   const count = tokensPerMember(options);
   const out = new Map<string, string[]>();
   if ((options.mode ?? 'stable') === 'zdm') {
@@ -101,8 +106,8 @@ export function assignTokens(ringOrder: readonly string[], options: TokenOptions
     const mine: bigint[] = [];
     for (let t = 0; t < count; t++) {
       let attempt = 0;
-      let token = stableCandidate(id, t, attempt);
-      while (taken.has(token)) token = stableCandidate(id, t, ++attempt);
+      let token = stableCandidate(id, t, attempt, hash);
+      while (taken.has(token)) token = stableCandidate(id, t, ++attempt, hash);
       taken.add(token);
       mine.push(token);
     }

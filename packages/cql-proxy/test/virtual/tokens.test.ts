@@ -37,6 +37,15 @@ describe('stable tokens', () => {
     expect(left.get('proxy-c')).toEqual(before.get('proxy-c'));
   });
 
+  it('settle a collision for the member that sorts first, and never use the minimum token', () => {
+    // A hash where every first attempt collides on 7, and the ring's minimum comes up once.
+    const hash = (text: string) =>
+      text.split('#').length === 2 ? 7n : text.endsWith('#1') && text.startsWith('b') ? -(2n ** 63n) : BigInt(text.length);
+    const ring = assignTokens(['a', 'b'], { perMember: 1 }, hash);
+    expect(ring.get('a')).toEqual(['7']);
+    expect(ring.get('b')).toEqual([String('b#0#2'.length)]);
+  });
+
   it('use the requested count', () => {
     expect(assignTokens(['a'], { perMember: 1 }).get('a')).toHaveLength(1);
     expect(assignTokens(['a'], { perMember: 256 }).get('a')).toHaveLength(256);
