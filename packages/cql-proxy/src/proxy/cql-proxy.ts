@@ -228,7 +228,9 @@ export class CqlProxy {
     if (this.#draining) return;
     this.#draining = true;
     this.#membership?.recompute();
-    await this.#membership?.beat().catch(() => undefined);
+    await this.#membership
+      ?.leave()
+      .catch((error: unknown) => this.#log.warn({ err: error }, 'could not remove the heartbeat; peers will notice through its ttl'));
     await this.#muster.discovery.deregister().catch(() => undefined);
     this.#server?.close();
     const deadline = Date.now() + this.config.shutdown.drainTimeout;
