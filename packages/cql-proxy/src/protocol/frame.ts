@@ -123,6 +123,16 @@ export class FrameDecoder {
     return this.queue.length;
   }
 
+  /**
+   * Removes and returns the bytes received after the last whole frame. For the v5 switch: bytes a
+   * client sent right behind its STARTUP already belong to segments, so they move to the
+   * {@link SegmentedFrameDecoder} that takes over.
+   */
+  takeBuffered(): Buffer {
+    this.header = undefined;
+    return this.queue.take(this.queue.length);
+  }
+
   push(chunk: Buffer): Frame[] {
     if (this.failure) throw this.failure;
     this.queue.push(chunk);

@@ -9,7 +9,7 @@ import {
   SegmentedFrameDecoder,
   type Segment,
 } from '../../src/protocol/segment.js';
-import { encodeFrame, Opcode, type Frame } from '../../src/protocol/frame.js';
+import { encodeFrame, FrameDecoder, Opcode, type Frame } from '../../src/protocol/frame.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
@@ -104,6 +104,17 @@ describe.each([false, true])('segments (lz4: %s)', (lz4) => {
     const bytes = wire(encodeSegments([encodeFrame(frame(1, 300_000))], options));
     expect(() => new SegmentedFrameDecoder({ ...options, maxBodyLength: 200_000 }).push(bytes)).toThrow(/body length 300000/);
   });
+});
+
+it('hands bytes pipelined behind STARTUP over to the segment decoder', () => {
+  const startup = encodeFrame({ version: 5, response: false, flags: 0, stream: 0, opcode: Opcode.STARTUP, body: Buffer.alloc(2) });
+  const query = frame(1, 30);
+  const stream = Buffer.concat([startup, ...encodeSegments([encodeFrame(query)])]);
+  const legacy = new FrameDecoder();
+  expect(legacy.push(stream.subarray(0, startup.length + 5))).toHaveLength(1);
+  const modern = new SegmentedFrameDecoder();
+  expect([...modern.push(legacy.takeBuffered()), ...modern.push(stream.subarray(startup.length + 5))]).toEqual([query]);
+  expect(legacy.buffered).toBe(0);
 });
 
 it('an lz4 segment compresses when it pays, and says so in the header', () => {
