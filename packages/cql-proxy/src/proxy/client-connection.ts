@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { encodeError, decodeError, type ErrorMessage } from '../protocol/error-message.js';
 import { ErrorCode, ProtocolError, UnsupportedVersionError } from '../protocol/errors.js';
-import { encodeEvent, type Event } from '../protocol/event.js';
+import { canEncodeSchemaChange, encodeEvent, type Event } from '../protocol/event.js';
 import { encodeFrameHeader, FrameDecoder, FrameFlag, Opcode, type Frame } from '../protocol/frame.js';
 import { decodeExecute, decodePrepare, decodeQuery, decodeRegister, decodeStartup, encodePrepare } from '../protocol/requests.js';
 import { encodeSupported } from '../protocol/responses.js';
@@ -329,6 +329,8 @@ export class ClientConnection {
       this.close();
       return false;
     }
+    // A v3 client cannot be told of function or aggregate changes: it is skipped, as Cassandra does.
+    if (event.type === 'SCHEMA_CHANGE' && !canEncodeSchemaChange(event, this.#version)) return false;
     this.#send({ stream: -1 }, Opcode.EVENT, encodeEvent(event, this.#version));
     this.#context.metrics.eventsSent.inc({ type: event.type });
     return true;
