@@ -100,7 +100,28 @@ function skipToTable(lexer: CqlLexer): boolean {
 }
 
 const MENTIONS_TABLE = /local|peers/i;
-const STARTS_WITH_SELECT = /^(?:\s|--[^\n]*(?:\n|$)|\/\/[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*select\b/i;
+
+/**
+ * Whether the first word after any leading space and comments is SELECT. A loop, not a regex: a
+ * pattern with a repeated group of lazy comment alternatives backtracks exponentially on input
+ * such as many `/**\/` followed by anything else, and this runs on every statement.
+ */
+function startsWithSelect(query: string): boolean {
+  let i = 0;
+  for (;;) {
+    while (i < query.length && /\s/.test(query[i] ?? '')) i++;
+    if (query.startsWith('--', i) || query.startsWith('//', i)) {
+      const eol = query.indexOf('\n', i);
+      if (eol < 0) return false;
+      i = eol + 1;
+    } else if (query.startsWith('/*', i)) {
+      const close = query.indexOf('*/', i + 2);
+      if (close < 0) return false;
+      i = close + 2;
+    } else break;
+  }
+  return query.slice(i, i + 6).toLowerCase() === 'select' && !/\w/.test(query[i + 6] ?? '');
+}
 
 /**
  * Whether `query` reads system.local, system.peers or system.peers_v2. This runs on every QUERY
@@ -109,7 +130,7 @@ const STARTS_WITH_SELECT = /^(?:\s|--[^\n]*(?:\n|$)|\/\/[^\n]*(?:\n|$)|\/\*[\s\S
  * it goes to the backend, which reports the syntax error.
  */
 export function isSystemTableQuery(query: string, keyspace?: string): boolean {
-  if (!STARTS_WITH_SELECT.test(query) || !MENTIONS_TABLE.test(query)) return false;
+  if (!startsWithSelect(query) || !MENTIONS_TABLE.test(query)) return false;
   try {
     const lexer = new CqlLexer(query);
     return skipToTable(lexer) && readTable(lexer, keyspace).table !== undefined;

@@ -51,6 +51,15 @@ describe('isSystemTableQuery', () => {
     expect(isSystemTableQuery('SELECT * FROM system.local', 'ks')).toBe(true);
   });
 
+  it('skips leading comments in linear time (no regex backtracking)', () => {
+    const started = performance.now();
+    expect(isSystemTableQuery(`${'/**/'.repeat(50_000)} x local`)).toBe(false);
+    expect(isSystemTableQuery(`${'/**/ -- c\n'.repeat(50_000)}SELECT * FROM system.local`)).toBe(true);
+    expect(isSystemTableQuery('-- only a comment about system.local')).toBe(false);
+    expect(isSystemTableQuery('SELECTED * FROM system.local')).toBe(false);
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
   it('stays cheap on large statements that are not ours', () => {
     // Generous bounds: a full tokenization of these would take far longer than a prefix check.
     const insert = `INSERT INTO ks.t (k, v) VALUES (1, '${'x'.repeat(5_000_000)}')`;
