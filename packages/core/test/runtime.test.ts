@@ -177,3 +177,23 @@ describe('adapter resolution', () => {
     expect(MusterError.is(error, 'MUSTER_ADAPTER_INVALID')).toBe(true);
   });
 });
+
+describe('adapters passed in', () => {
+  it('an adapter given in options wins over resolution by name, and nothing is imported for it', async () => {
+    const { defineAdapter, s } = await import('../src/index.js');
+    const { StaticDiscovery } = await import('../../adapter-static/src/discovery.js');
+    let created = 0;
+    const bundled = defineAdapter({
+      name: 'bundled',
+      options: s.object({}),
+      discovery: () => {
+        created++;
+        return new StaticDiscovery({ members: [], baseDir: '.' });
+      },
+    });
+    const muster = await createMuster({ discovery: { adapter: 'not-a-real-package' } }, { adapters: { 'not-a-real-package': bundled } });
+    await muster.close();
+    expect(created).toBe(1);
+    expect(muster.adapters.discovery).toBe('bundled');
+  });
+});

@@ -56,6 +56,17 @@ export const defaultLockTiming: LockTiming = {
   retryRatio: 2 / 15,
 };
 
+/**
+ * A signal that aborts after `ms`, with a timer cleared once the call is done: AbortSignal.timeout
+ * would leave one pending timer per renewal (and takes whole milliseconds only).
+ */
+function timeoutSignal(ms: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new TimeoutError(`no answer within ${Math.round(ms)} ms`)), Math.ceil(ms));
+  timer.unref();
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+}
+
 /** Errors worth retrying while waiting for a lock: the backend is unreachable or overloaded. */
 export function isTransient(error: unknown): boolean {
   if (!MusterError.is(error)) return true;
@@ -259,11 +270,11 @@ class HeldLease implements Lease {
     const started = clock.now();
     const giveUpAt = this.#confirmedAt + this.#renewDeadline;
     const timeout = Math.max(1, Math.min(this.#renewDeadline / 2, giveUpAt - started));
+    const deadline = timeoutSignal(timeout);
     try {
       this.#grant = await backend.renew(this.name, this.#grant, {
         ttl: this.#ttl,
-        // AbortSignal.timeout() takes whole milliseconds only (a fraction throws RangeError).
-        signal: anySignal(AbortSignal.timeout(Math.ceil(timeout)), this.#lost.signal),
+        signal: anySignal(deadline.signal, this.#lost.signal),
       });
       if (this.#lost.signal.aborted) return;
       this.#confirmedAt = started;
@@ -283,6 +294,8 @@ class HeldLease implements Lease {
       }
       this.#schedule(Math.min(Math.max(10, this.#ttl * timing.retryRatio), giveUpAt - now));
       throw error;
+    } finally {
+      deadline.clear();
     }
   }
 
@@ -309,7 +322,12 @@ class HeldLease implements Lease {
     await this.#renewing?.catch(() => undefined);
     this.#lose(new LockLostError(this.name, 'released by its holder'));
     if (wasLost) return;
-    await this.#deps.backend.release(this.name, this.#grant, { signal: AbortSignal.timeout(Math.ceil(Math.max(1000, this.#renewDeadline))) });
+    const deadline = timeoutSignal(Math.max(1000, this.#renewDeadline));
+    try {
+      await this.#deps.backend.release(this.name, this.#grant, { signal: deadline.signal });
+    } finally {
+      deadline.clear();
+    }
   }
 
   [Symbol.asyncDispose](): Promise<void> {

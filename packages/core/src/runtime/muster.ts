@@ -11,6 +11,11 @@ import { formatPath, s, type Path } from './schema.js';
 
 export interface CreateOptions extends LoadOptions {
   readonly clock?: Clock;
+  /**
+   * Adapters already imported, by the name a config uses for them. They win over resolution by
+   * name, so a bundler sees a static import and a single-file bundle needs no adapter on disk.
+   */
+  readonly adapters?: Readonly<Record<string, DefinedAdapter>>;
 }
 
 type PortTypes = { discovery: Discovery; lock: Lock; heartbeat: HeartbeatStore };
@@ -108,7 +113,7 @@ export async function createMuster(input: string | URL | MusterConfig | ConfigSo
   const loaded = new Map<string, DefinedAdapter>();
   await Promise.all(
     specifiers.map(async (specifier) => {
-      loaded.set(specifier, await importAdapter(specifier, config.dir));
+      loaded.set(specifier, options.adapters?.[specifier] ?? (await importAdapter(specifier, config.dir)));
     }),
   );
 
