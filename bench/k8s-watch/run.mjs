@@ -41,7 +41,11 @@ const slice = (s) => ({
 });
 const createStart = performance.now();
 for (let s = 0; s < SLICES; s += 10) {
-  await Promise.all(Array.from({ length: Math.min(10, SLICES - s) }, (_, k) => discoveryApi.createNamespacedEndpointSlice({ namespace, body: slice(s + k) })));
+  await Promise.all(
+    Array.from({ length: Math.min(10, SLICES - s) }, (_, k) =>
+      discoveryApi.createNamespacedEndpointSlice({ namespace, body: slice(s + k) }),
+    ),
+  );
 }
 console.log(`created ${SLICES} slices × ${PER_SLICE} endpoints in ${((performance.now() - createStart) / 1000).toFixed(1)} s`);
 
@@ -58,14 +62,19 @@ try {
   gc();
   const after = process.memoryUsage();
   console.log(`watch → snapshot of ${first.value.endpoints.length} endpoints: ${syncMs.toFixed(0)} ms`);
-  console.log(`memory after sync: heap +${mib(after.heapUsed - before.heapUsed)} MiB, rss +${mib(after.rss - before.rss)} MiB (heap ${mib(after.heapUsed)} MiB, rss ${mib(after.rss)} MiB)${globalThis.gc ? '' : ' [run with --expose-gc for steadier figures]'}`);
+  console.log(
+    `memory after sync: heap +${mib(after.heapUsed - before.heapUsed)} MiB, rss +${mib(after.rss - before.rss)} MiB (heap ${mib(after.heapUsed)} MiB, rss ${mib(after.rss)} MiB)${globalThis.gc ? '' : ' [run with --expose-gc for steadier figures]'}`,
+  );
 
   // In-process cost of one slice update, as the watch loop does it: convert the changed slice,
   // merge it with the others' endpoints, diff against the last view.
   const { items } = await discoveryApi.listNamespacedEndpointSlice({ namespace, labelSelector: `kubernetes.io/service-name=${service}` });
   const plain = JSON.parse(JSON.stringify(items));
   const state = new ServiceEndpoints();
-  state.update(plain.map((s) => [s.metadata.name, sliceCandidates(s)]), { silent: true });
+  state.update(
+    plain.map((s) => [s.metadata.name, sliceCandidates(s)]),
+    { silent: true },
+  );
   const rounds = 100;
   const costStart = performance.now();
   for (let r = 0; r < rounds; r++) {
@@ -73,7 +82,9 @@ try {
     s.endpoints[r % PER_SLICE].conditions.ready = !s.endpoints[r % PER_SLICE].conditions.ready;
     state.update([[s.metadata.name, sliceCandidates(s)]]);
   }
-  console.log(`one slice update in process (convert the slice, merge, diff, snapshot of ${SLICES * PER_SLICE}): ${((performance.now() - costStart) / rounds).toFixed(1)} ms`);
+  console.log(
+    `one slice update in process (convert the slice, merge, diff, snapshot of ${SLICES * PER_SLICE}): ${((performance.now() - costStart) / rounds).toFixed(1)} ms`,
+  );
 
   // Change → consumer latency: flip one endpoint's readiness, time until its 'updated' event.
   const waiting = new Map();
@@ -98,10 +109,14 @@ try {
   }
   latencies.sort((a, b) => a - b);
   const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))].toFixed(1);
-  console.log(`change → watch() consumer over ${UPDATES} sequential slice writes: p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${latencies.at(-1).toFixed(1)} ms`);
+  console.log(
+    `change → watch() consumer over ${UPDATES} sequential slice writes: p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${latencies.at(-1).toFixed(1)} ms`,
+  );
   await muster.close();
 } finally {
   await discoveryApi.deleteCollectionNamespacedEndpointSlice({ namespace }).catch(() => undefined);
   await core.deleteNamespace({ name: namespace }).catch(() => undefined);
 }
-console.log(`node ${process.version}; kube-apiserver ${entry.version}; ${SLICES} slices × ${PER_SLICE}; compare: the same figures from a previous run on this machine`);
+console.log(
+  `node ${process.version}; kube-apiserver ${entry.version}; ${SLICES} slices × ${PER_SLICE}; compare: the same figures from a previous run on this machine`,
+);

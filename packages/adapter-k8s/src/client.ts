@@ -197,12 +197,18 @@ function loadInCluster(options: ConnectionOptions, env: Readonly<Record<string, 
   const host = env.KUBERNETES_SERVICE_HOST;
   const port = env.KUBERNETES_SERVICE_PORT ?? '443';
   if (!host) {
-    throw badSetting(options, 'inCluster', 'in-cluster config needs KUBERNETES_SERVICE_HOST, which Kubernetes sets in every pod; this process does not run in a pod: set kubeconfig (and context) instead',
+    throw badSetting(
+      options,
+      'inCluster',
+      'in-cluster config needs KUBERNETES_SERVICE_HOST, which Kubernetes sets in every pod; this process does not run in a pod: set kubeconfig (and context) instead',
     );
   }
   const tokenPath = `${dir}/token`;
   if (!readable(tokenPath)) {
-    throw badSetting(options, 'inCluster', `no service-account token at ${tokenPath}: the pod does not mount one (automountServiceAccountToken: false?); mount it or set kubeconfig`,
+    throw badSetting(
+      options,
+      'inCluster',
+      `no service-account token at ${tokenPath}: the pod does not mount one (automountServiceAccountToken: false?); mount it or set kubeconfig`,
     );
   }
   let namespace = options.namespace;
@@ -223,7 +229,7 @@ function loadInCluster(options: ConnectionOptions, env: Readonly<Record<string, 
     credentials: {
       tls: readable(caPath) ? { ca: readFileSync(caPath) } : {},
       headers: async () => ({ Authorization: `Bearer ${token()}` }),
-      identity: 'the pod\'s service account',
+      identity: "the pod's service account",
     },
   };
 }
@@ -264,7 +270,12 @@ async function loadKubeconfig(path: string, options: ConnectionOptions): Promise
   try {
     text = readFileSync(path, 'utf8');
   } catch (cause) {
-    throw badSetting(options, 'kubeconfig', `cannot read kubeconfig ${path} (${(cause as NodeJS.ErrnoException).code ?? String(cause)})`, cause);
+    throw badSetting(
+      options,
+      'kubeconfig',
+      `cannot read kubeconfig ${path} (${(cause as NodeJS.ErrnoException).code ?? String(cause)})`,
+      cause,
+    );
   }
   // Loaded only here: in-cluster config never pays for the YAML parser.
   const { parse } = await import('yaml');
@@ -277,18 +288,36 @@ async function loadKubeconfig(path: string, options: ConnectionOptions): Promise
   const contextName = options.context ?? config['current-context'];
   const contexts = config.contexts ?? [];
   if (!contextName) {
-    throw badSetting(options, 'context', `${path} has no current-context; set the context option (contexts: ${contexts.map((c) => c.name).join(', ') || 'none'})`);
+    throw badSetting(
+      options,
+      'context',
+      `${path} has no current-context; set the context option (contexts: ${contexts.map((c) => c.name).join(', ') || 'none'})`,
+    );
   }
   const context = contexts.find((c) => c.name === contextName)?.context;
   if (!context) {
-    throw badSetting(options, 'context', `${path} has no context '${contextName}' (contexts: ${contexts.map((c) => c.name).join(', ') || 'none'})`);
+    throw badSetting(
+      options,
+      'context',
+      `${path} has no context '${contextName}' (contexts: ${contexts.map((c) => c.name).join(', ') || 'none'})`,
+    );
   }
   const cluster = config.clusters?.find((c) => c.name === context.cluster)?.cluster;
-  if (!cluster?.server) throw badSetting(options, 'kubeconfig', `${path}: context '${contextName}' names cluster '${context.cluster}', which has no server`);
-  if (cluster['proxy-url']) throw badSetting(options, 'kubeconfig', `${path}: cluster '${context.cluster}' uses proxy-url, which this adapter does not support; connect directly`);
+  if (!cluster?.server)
+    throw badSetting(options, 'kubeconfig', `${path}: context '${contextName}' names cluster '${context.cluster}', which has no server`);
+  if (cluster['proxy-url'])
+    throw badSetting(
+      options,
+      'kubeconfig',
+      `${path}: cluster '${context.cluster}' uses proxy-url, which this adapter does not support; connect directly`,
+    );
   const server = new URL(cluster.server);
   if (server.protocol !== 'https:') {
-    throw badSetting(options, 'kubeconfig', `${path}: cluster '${context.cluster}' has server ${cluster.server}; only https:// API servers are supported`);
+    throw badSetting(
+      options,
+      'kubeconfig',
+      `${path}: cluster '${context.cluster}' has server ${cluster.server}; only https:// API servers are supported`,
+    );
   }
   const user = config.users?.find((u) => u.name === context.user)?.user ?? {};
   const dir = dirname(path);
@@ -358,7 +387,10 @@ export async function resolveConnection(options: ConnectionOptions): Promise<Res
   const home = resolve(env.HOME ?? homedir(), '.kube', 'config');
   const candidate = fromEnv ?? home;
   if (readable(candidate)) return loadKubeconfig(candidate, options);
-  throw badSetting(options, 'kubeconfig', `no Kubernetes cluster configured: not in a pod (KUBERNETES_SERVICE_HOST unset), no kubeconfig option, and ${fromEnv ? `KUBECONFIG=${fromEnv}` : home} does not exist; set kubeconfig (and context) in the adapter options`,
+  throw badSetting(
+    options,
+    'kubeconfig',
+    `no Kubernetes cluster configured: not in a pod (KUBERNETES_SERVICE_HOST unset), no kubeconfig option, and ${fromEnv ? `KUBECONFIG=${fromEnv}` : home} does not exist; set kubeconfig (and context) in the adapter options`,
   );
 }
 
@@ -416,12 +448,7 @@ export class KubeClient {
     return path;
   }
 
-  async #send(
-    method: string,
-    path: string,
-    body: unknown,
-    signal: AbortSignal,
-  ): Promise<IncomingMessage> {
+  async #send(method: string, path: string, body: unknown, signal: AbortSignal): Promise<IncomingMessage> {
     const headers: Record<string, string> = { Accept: 'application/json', ...(await this.#credentials.headers()) };
     let payload: Buffer | undefined;
     if (body !== undefined) {
@@ -431,7 +458,16 @@ export class KubeClient {
     }
     return new Promise((resolveResponse, reject) => {
       const req = request(
-        { protocol: 'https:', hostname: this.server.hostname.replace(/^\[|\]$/g, ''), port: this.server.port || 443, path, method, headers, agent: this.#agent, signal },
+        {
+          protocol: 'https:',
+          hostname: this.server.hostname.replace(/^\[|\]$/g, ''),
+          port: this.server.port || 443,
+          path,
+          method,
+          headers,
+          agent: this.#agent,
+          signal,
+        },
         resolveResponse,
       );
       req.on('error', reject);
@@ -440,9 +476,21 @@ export class KubeClient {
   }
 
   /** One non-watch call; parses the JSON answer, maps failures to KubernetesError. */
-  async #call<T>(verb: string, resource: ResourceType, method: string, path: string, name: string | undefined, body: unknown, options: CallOptions): Promise<T> {
+  async #call<T>(
+    verb: string,
+    resource: ResourceType,
+    method: string,
+    path: string,
+    name: string | undefined,
+    body: unknown,
+    options: CallOptions,
+  ): Promise<T> {
     if (this.#closing.signal.aborted) throw abortErrorFrom(this.#closing.signal, `${verb} ${resourceName(resource)}`);
-    const signal = AbortSignal.any([AbortSignal.timeout(this.#requestTimeout), this.#closing.signal, ...(options.signal ? [options.signal] : [])]);
+    const signal = AbortSignal.any([
+      AbortSignal.timeout(this.#requestTimeout),
+      this.#closing.signal,
+      ...(options.signal ? [options.signal] : []),
+    ]);
     let res: IncomingMessage;
     let text: string;
     try {
@@ -451,15 +499,26 @@ export class KubeClient {
       for await (const chunk of res) chunks.push(chunk as Buffer);
       text = Buffer.concat(chunks).toString('utf8');
     } catch (cause) {
-      if (options.signal?.aborted || this.#closing.signal.aborted) throw abortErrorFrom(options.signal?.aborted ? options.signal : this.#closing.signal, `${verb} ${resourceName(resource)}`);
+      if (options.signal?.aborted || this.#closing.signal.aborted)
+        throw abortErrorFrom(options.signal?.aborted ? options.signal : this.#closing.signal, `${verb} ${resourceName(resource)}`);
       if (isAbort(cause)) {
-        throw new KubernetesError(verb, resourceName(resource), `${verb} ${resourceName(resource)} in namespace '${this.namespace}': no answer from ${this.server.origin} within ${this.#requestTimeout} ms`, { cause });
+        throw new KubernetesError(
+          verb,
+          resourceName(resource),
+          `${verb} ${resourceName(resource)} in namespace '${this.namespace}': no answer from ${this.server.origin} within ${this.#requestTimeout} ms`,
+          { cause },
+        );
       }
       throw unreachable(verb, resource, this.server, this.namespace, cause);
     }
     const status = res.statusCode ?? 0;
     if (status < 200 || status > 299) {
-      throw kubernetesError(verb, resource, { namespace: this.namespace, name, identity: this.#credentials.identity }, { status, body: text });
+      throw kubernetesError(
+        verb,
+        resource,
+        { namespace: this.namespace, name, identity: this.#credentials.identity },
+        { status, body: text },
+      );
     }
     return (text ? JSON.parse(text) : undefined) as T;
   }
@@ -500,7 +559,9 @@ export class KubeClient {
 
   /** Deletes; a missing object is not an error. With `resourceVersion`, only that version is deleted. */
   async delete(resource: ResourceType, name: string, options: CallOptions & { resourceVersion?: string } = {}): Promise<void> {
-    const body = options.resourceVersion ? { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: options.resourceVersion } } : undefined;
+    const body = options.resourceVersion
+      ? { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: options.resourceVersion } }
+      : undefined;
     try {
       await this.#call('delete', resource, 'DELETE', this.#path(resource, name), name, body, options);
     } catch (error) {
@@ -547,7 +608,12 @@ export class KubeClient {
       if (status !== 200) {
         const chunks: Buffer[] = [];
         for await (const chunk of res) chunks.push(chunk as Buffer);
-        throw kubernetesError(verb, resource, { namespace: this.namespace, identity: this.#credentials.identity }, { status, body: Buffer.concat(chunks).toString('utf8') });
+        throw kubernetesError(
+          verb,
+          resource,
+          { namespace: this.namespace, identity: this.#credentials.identity },
+          { status, body: Buffer.concat(chunks).toString('utf8') },
+        );
       }
       const lines = createInterface({ input: res, crlfDelay: Infinity });
       try {
@@ -556,18 +622,33 @@ export class KubeClient {
           const event = JSON.parse(line) as { type: string; object: unknown };
           if (event.type === 'ERROR') {
             const st = parseStatus(event.object);
-            throw kubernetesError(verb, resource, { namespace: this.namespace, identity: this.#credentials.identity }, { status: st?.code ?? 500, body: st });
+            throw kubernetesError(
+              verb,
+              resource,
+              { namespace: this.namespace, identity: this.#credentials.identity },
+              { status: st?.code ?? 500, body: st },
+            );
           }
           yield event as WatchEvent<T>;
         }
       } catch (cause) {
         if (aborted()) return;
         if (cause instanceof KubernetesError) throw cause;
-        throw new KubernetesError(verb, resourceName(resource), `watch ${resourceName(resource)} in namespace '${this.namespace}': the stream broke (${(cause as Error)?.message ?? String(cause)})`, { cause });
+        throw new KubernetesError(
+          verb,
+          resourceName(resource),
+          `watch ${resourceName(resource)} in namespace '${this.namespace}': the stream broke (${(cause as Error)?.message ?? String(cause)})`,
+          { cause },
+        );
       }
       if (aborted()) return;
       if (!res.complete) {
-        throw new KubernetesError(verb, resourceName(resource), `watch ${resourceName(resource)} in namespace '${this.namespace}': the stream ended before the server finished it`, {});
+        throw new KubernetesError(
+          verb,
+          resourceName(resource),
+          `watch ${resourceName(resource)} in namespace '${this.namespace}': the stream ended before the server finished it`,
+          {},
+        );
       }
     } finally {
       stop.abort();

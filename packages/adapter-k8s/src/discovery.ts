@@ -15,7 +15,14 @@ import {
   type WaitOptions,
 } from '@muster/core';
 import { endpointSlices, isGone, type KubeClient } from './client.js';
-import { mergeCandidates, serviceNameLabel, sliceCandidates, type Candidate, type EndpointSliceObject, type SliceSelection } from './endpoint-slices.js';
+import {
+  mergeCandidates,
+  serviceNameLabel,
+  sliceCandidates,
+  type Candidate,
+  type EndpointSliceObject,
+  type SliceSelection,
+} from './endpoint-slices.js';
 import { ServiceEndpoints } from './service-endpoints.js';
 
 export interface EndpointSliceDiscoveryOptions {
@@ -69,7 +76,11 @@ export class EndpointSliceDiscovery implements Discovery {
     this.#watchTimeout = options.watchTimeoutSeconds ?? 300;
     this.#podName = options.podName || undefined;
     this.#delay = options.delay ?? ((ms, signal) => sleep(ms, signal));
-    this.#backoff = { initialMs: options.backoff?.initialMs ?? 800, maxMs: options.backoff?.maxMs ?? 30_000, random: options.backoff?.random ?? Math.random };
+    this.#backoff = {
+      initialMs: options.backoff?.initialMs ?? 800,
+      maxMs: options.backoff?.maxMs ?? 30_000,
+      random: options.backoff?.random ?? Math.random,
+    };
     this.#clock = options.clock ?? systemClock;
   }
 
@@ -94,7 +105,10 @@ export class EndpointSliceDiscovery implements Discovery {
   }
 
   async list(service: string, options?: WaitOptions): Promise<Endpoint[]> {
-    const { items } = await this.#client.list<EndpointSliceObject>(endpointSlices, { labelSelector: this.#selector(service), signal: this.#signal(options) });
+    const { items } = await this.#client.list<EndpointSliceObject>(endpointSlices, {
+      labelSelector: this.#selector(service),
+      signal: this.#signal(options),
+    });
     const endpoints = mergeCandidates(items.map((slice) => sliceCandidates(slice, this.#selection)));
     this.#noteSelf(endpoints);
     return endpoints;
@@ -145,7 +159,12 @@ export class EndpointSliceDiscovery implements Discovery {
         const resyncAt = this.#clock.now() + this.#resync;
         for (let left = this.#resync; left > 0 && !signal.aborted; left = resyncAt - this.#clock.now()) {
           const timeoutSeconds = Math.max(1, Math.min(this.#watchTimeout, Math.ceil(left / 1000)));
-          for await (const event of this.#client.watch<EndpointSliceObject>(endpointSlices, { labelSelector, resourceVersion, timeoutSeconds, signal })) {
+          for await (const event of this.#client.watch<EndpointSliceObject>(endpointSlices, {
+            labelSelector,
+            resourceVersion,
+            timeoutSeconds,
+            signal,
+          })) {
             resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
             if (event.type === 'BOOKMARK') continue;
             const name = event.object.metadata?.name ?? '';

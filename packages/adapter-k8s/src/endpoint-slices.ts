@@ -41,7 +41,10 @@ export interface Candidate {
 }
 
 /** A slice's ports by name (an unnamed port is ''), and the one to report. */
-function slicePorts(slice: EndpointSliceObject, selection: SliceSelection): { ports: Record<string, number>; selected: number | undefined } {
+function slicePorts(
+  slice: EndpointSliceObject,
+  selection: SliceSelection,
+): { ports: Record<string, number>; selected: number | undefined } {
   const ports: Record<string, number> = {};
   for (const p of slice.ports ?? []) if (typeof p.port === 'number') ports[p.name ?? ''] = p.port;
   if (selection.port !== undefined) return { ports, selected: ports[selection.port] };
@@ -72,7 +75,16 @@ export function sliceCandidates(slice: EndpointSliceObject, selection: SliceSele
     if (e.hostname) metadata.hostname = e.hostname;
     if (pod) metadata.pod = pod;
     for (const address of e.addresses ?? []) {
-      const endpoint: { -readonly [K in keyof Endpoint]: Endpoint[K] } = { id: pod ?? address, address, port: selected, ports, ready, serving, terminating, metadata };
+      const endpoint: { -readonly [K in keyof Endpoint]: Endpoint[K] } = {
+        id: pod ?? address,
+        address,
+        port: selected,
+        ports,
+        ready,
+        serving,
+        terminating,
+        metadata,
+      };
       if (e.zone) endpoint.zone = e.zone;
       if (e.nodeName) endpoint.nodeName = e.nodeName;
       out.push({ endpoint, pod, rank: rankOf(ready, serving), slice: sliceName });

@@ -1,11 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  InvalidArgumentError,
-  SupersededError,
-  type HeartbeatBackend,
-  type HeartbeatRecord,
-  type JsonValue,
-} from '@muster/core';
+import { InvalidArgumentError, SupersededError, type HeartbeatBackend, type HeartbeatRecord, type JsonValue } from '@muster/core';
 import { isConflict, isGone, leases, microTime, type KubeClient } from './client.js';
 import { leaseNamePattern, leaseSeconds, type LeaseObject } from './lease-record.js';
 
@@ -53,7 +47,11 @@ export class LeaseHeartbeatBackend implements HeartbeatBackend {
   leaseName(memberId: string): string {
     const plain = `${this.#prefix}${memberId}`;
     if (plain.length <= 253 && leaseNamePattern.test(plain)) return plain;
-    const readable = memberId.toLowerCase().replace(/[^a-z0-9.-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '').slice(0, 200);
+    const readable = memberId
+      .toLowerCase()
+      .replace(/[^a-z0-9.-]+/g, '-')
+      .replace(/^[-.]+|[-.]+$/g, '')
+      .slice(0, 200);
     const hash = createHash('sha256').update(memberId).digest('hex').slice(0, 12);
     return `${this.#prefix}${readable ? `${readable}-` : ''}${hash}`;
   }
@@ -83,7 +81,12 @@ export class LeaseHeartbeatBackend implements HeartbeatBackend {
         try {
           const created = await this.#client.create<LeaseObject>(
             leases,
-            { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata, spec: { ...spec, acquireTime: spec.renewTime, leaseTransitions: 0 } },
+            {
+              apiVersion: 'coordination.k8s.io/v1',
+              kind: 'Lease',
+              metadata,
+              spec: { ...spec, acquireTime: spec.renewTime, leaseTransitions: 0 },
+            },
             { signal },
           );
           this.#written.set(name, created);
@@ -105,7 +108,12 @@ export class LeaseHeartbeatBackend implements HeartbeatBackend {
           leases,
           {
             ...base,
-            metadata: { ...base.metadata, ...metadata, labels: { ...base.metadata?.labels, ...metadata.labels }, annotations: { ...base.metadata?.annotations, ...metadata.annotations } },
+            metadata: {
+              ...base.metadata,
+              ...metadata,
+              labels: { ...base.metadata?.labels, ...metadata.labels },
+              annotations: { ...base.metadata?.annotations, ...metadata.annotations },
+            },
             spec: {
               ...base.spec,
               ...spec,
@@ -154,7 +162,12 @@ export class LeaseHeartbeatBackend implements HeartbeatBackend {
     yield view();
     while (!signal.aborted) {
       try {
-        for await (const event of this.#client.watch<LeaseObject>(leases, { labelSelector, resourceVersion, timeoutSeconds: this.#watchTimeout, signal })) {
+        for await (const event of this.#client.watch<LeaseObject>(leases, {
+          labelSelector,
+          resourceVersion,
+          timeoutSeconds: this.#watchTimeout,
+          signal,
+        })) {
           resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
           if (event.type === 'BOOKMARK') continue;
           const name = event.object.metadata?.name ?? '';

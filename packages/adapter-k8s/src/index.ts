@@ -20,14 +20,29 @@ import { LeaseLockBackend } from './lock.js';
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 const optionsSchema = s.object({
-  kubeconfig: s.optional(s.describe(s.string({ minLength: 1 }), 'kubeconfig file (relative to the config file); default: in-cluster config in a pod, else $KUBECONFIG or ~/.kube/config')),
+  kubeconfig: s.optional(
+    s.describe(
+      s.string({ minLength: 1 }),
+      'kubeconfig file (relative to the config file); default: in-cluster config in a pod, else $KUBECONFIG or ~/.kube/config',
+    ),
+  ),
   context: s.optional(s.describe(s.string({ minLength: 1 }), 'kubeconfig context (default: its current-context)')),
-  namespace: s.optional(s.describe(s.string({ pattern: dnsLabel, hint: 'a namespace name (lower-case letters, digits and -)' }), 'overrides the namespace of the context or the pod')),
+  namespace: s.optional(
+    s.describe(
+      s.string({ pattern: dnsLabel, hint: 'a namespace name (lower-case letters, digits and -)' }),
+      'overrides the namespace of the context or the pod',
+    ),
+  ),
   inCluster: s.optional(s.describe(s.boolean(), 'true: only the pod service account; false: never')),
   requestTimeout: s.withDefault(s.duration({ min: 100 }), 30_000),
-  port: s.optional(s.describe(s.string({ minLength: 1 }), 'discovery: the named port reported as each endpoint\'s port')),
+  port: s.optional(s.describe(s.string({ minLength: 1 }), "discovery: the named port reported as each endpoint's port")),
   resync: s.withDefault(s.describe(s.duration({ min: 1000 }), 'discovery: relist this often and emit what differs'), 300_000),
-  holder: s.optional(s.describe(s.string({ minLength: 1 }), 'lock: holderIdentity prefix (default: POD_NAME or the host name); a random suffix keeps clients apart')),
+  holder: s.optional(
+    s.describe(
+      s.string({ minLength: 1 }),
+      'lock: holderIdentity prefix (default: POD_NAME or the host name); a random suffix keeps clients apart',
+    ),
+  ),
   ttl: s.optional(s.describe(s.duration({ min: 1000 }), 'lock and heartbeat: default lease / heartbeat ttl (whole seconds are published)')),
   lockPrefix: s.withDefault(s.string(), ''),
   heartbeatPrefix: s.withDefault(s.string({ minLength: 1 }), 'muster-hb-'),
@@ -53,7 +68,8 @@ function connectFor(options: KubernetesOptions, context: AdapterContext) {
 function withDefaultGroup(store: HeartbeatStore, group: string | undefined): HeartbeatStore {
   if (group === undefined) return store;
   return {
-    beat: (memberId, payload, beatOptions?: BeatOptions) => store.beat(memberId, payload, { ...beatOptions, group: beatOptions?.group ?? group }),
+    beat: (memberId, payload, beatOptions?: BeatOptions) =>
+      store.beat(memberId, payload, { ...beatOptions, group: beatOptions?.group ?? group }),
     get: (memberId, o) => store.get(memberId, o),
     list: (g, o) => store.list(g, o),
     watch: (g, o) => store.watch(g, o),
@@ -68,7 +84,8 @@ function withDefaultGroup(store: HeartbeatStore, group: string | undefined): Hea
  * remove this once core rounds those timeouts itself.
  */
 function withWholeMillisecondDeadlines(lock: Lock): Lock {
-  const fix = <O extends { ttl?: number | undefined }>(o: O | undefined): O | undefined => (o?.ttl === undefined ? o : { ...o, ttl: Math.ceil(o.ttl / 3) * 3 });
+  const fix = <O extends { ttl?: number | undefined }>(o: O | undefined): O | undefined =>
+    o?.ttl === undefined ? o : { ...o, ttl: Math.ceil(o.ttl / 3) * 3 };
   return {
     acquire: (name, o) => lock.acquire(name, fix(o)),
     tryAcquire: (name, o) => lock.tryAcquire(name, fix(o)),
@@ -97,19 +114,25 @@ export default defineAdapter({
   },
   async lock(options, context) {
     const holder = `${options.holder ?? process.env.POD_NAME ?? hostname()}_${randomUUID().slice(0, 8)}`;
-    const lock = createLock(new LeaseLockBackend({ client: await connectFor(options, context), holder, clock: context.clock, leasePrefix: options.lockPrefix }), {
-      clock: context.clock,
-      timing: { minTtl: 1000, ...(options.ttl !== undefined ? { defaultTtl: Math.ceil(options.ttl / 3) * 3 } : {}) },
-    });
+    const lock = createLock(
+      new LeaseLockBackend({ client: await connectFor(options, context), holder, clock: context.clock, leasePrefix: options.lockPrefix }),
+      {
+        clock: context.clock,
+        timing: { minTtl: 1000, ...(options.ttl !== undefined ? { defaultTtl: Math.ceil(options.ttl / 3) * 3 } : {}) },
+      },
+    );
     return withWholeMillisecondDeadlines(lock);
   },
   async heartbeat(options, context) {
-    const store = createHeartbeatStore(new LeaseHeartbeatBackend({ client: await connectFor(options, context), leasePrefix: options.heartbeatPrefix }), {
-      clock: context.clock,
-      minTtl: 1000,
-      maxPayloadBytes: options.maxPayloadBytes,
-      ...(options.ttl !== undefined ? { defaultTtl: options.ttl } : {}),
-    });
+    const store = createHeartbeatStore(
+      new LeaseHeartbeatBackend({ client: await connectFor(options, context), leasePrefix: options.heartbeatPrefix }),
+      {
+        clock: context.clock,
+        minTtl: 1000,
+        maxPayloadBytes: options.maxPayloadBytes,
+        ...(options.ttl !== undefined ? { defaultTtl: options.ttl } : {}),
+      },
+    );
     return withDefaultGroup(store, options.group);
   },
 });

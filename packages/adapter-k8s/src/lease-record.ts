@@ -97,7 +97,14 @@ export function renewedSpec(current: LeaseSpec, ttlMs: number, now: number): Lea
  */
 export function releasedSpec(current: LeaseSpec, now: number): LeaseSpec {
   const at = microTime(now);
-  return { ...current, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: at, renewTime: at, leaseTransitions: current.leaseTransitions ?? 0 };
+  return {
+    ...current,
+    holderIdentity: '',
+    leaseDurationSeconds: 1,
+    acquireTime: at,
+    renewTime: at,
+    leaseTransitions: current.leaseTransitions ?? 0,
+  };
 }
 
 /** Names a Lease may have: a DNS subdomain (RFC 1123), as Kubernetes validates object names. */

@@ -55,17 +55,26 @@ describe('resolveConnection', () => {
   });
 
   test('clear errors: unknown context, missing file, no current context, plain http', async () => {
-    await expect(resolveConnection({ ...base, kubeconfig: twoContexts, context: 'nope' })).rejects.toThrow(/has no context 'nope' \(contexts: a, b\)/);
-    await expect(resolveConnection({ ...base, kubeconfig: 'missing.yaml' })).rejects.toThrow(/cannot read kubeconfig .*missing\.yaml \(ENOENT\)/);
+    await expect(resolveConnection({ ...base, kubeconfig: twoContexts, context: 'nope' })).rejects.toThrow(
+      /has no context 'nope' \(contexts: a, b\)/,
+    );
+    await expect(resolveConnection({ ...base, kubeconfig: 'missing.yaml' })).rejects.toThrow(
+      /cannot read kubeconfig .*missing\.yaml \(ENOENT\)/,
+    );
     const noCurrent = kubeconfig('nocurrent.yaml', 'contexts: []\n');
     await expect(resolveConnection({ ...base, kubeconfig: noCurrent })).rejects.toThrow(/no current-context; set the context option/);
-    const http = kubeconfig('http.yaml', 'current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\nclusters: [{name: c, cluster: {server: "http://localhost:8080"}}]\n');
+    const http = kubeconfig(
+      'http.yaml',
+      'current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\nclusters: [{name: c, cluster: {server: "http://localhost:8080"}}]\n',
+    );
     await expect(resolveConnection({ ...base, kubeconfig: http })).rejects.toThrow(/only https:\/\/ API servers are supported/);
   });
 
   test('nothing configured: no silent localhost:8080, an error that says what was tried', async () => {
     const env = { HOME: join(dir, 'nohome') };
-    await expect(resolveConnection({ baseDir: dir, env })).rejects.toThrow(/no Kubernetes cluster configured: not in a pod .* does not exist/);
+    await expect(resolveConnection({ baseDir: dir, env })).rejects.toThrow(
+      /no Kubernetes cluster configured: not in a pod .* does not exist/,
+    );
     await expect(resolveConnection({ baseDir: dir, env, describe: (o) => `muster.yaml:3:5: discovery.options.${o}` })).rejects.toThrow(
       /^muster\.yaml:3:5: discovery\.options\.kubeconfig: no Kubernetes cluster configured/,
     );
@@ -74,7 +83,10 @@ describe('resolveConnection', () => {
   test('$KUBECONFIG and ~/.kube/config are found', async () => {
     expect((await resolveConnection({ baseDir: dir, env: { KUBECONFIG: `${twoContexts}:/elsewhere` } })).namespace).toBe('team-a');
     mkdirSync(join(dir, 'home', '.kube'), { recursive: true });
-    writeFileSync(join(dir, 'home', '.kube', 'config'), `current-context: b\n${(await import('node:fs')).readFileSync(twoContexts, 'utf8').replace('current-context: a\n', '')}`);
+    writeFileSync(
+      join(dir, 'home', '.kube', 'config'),
+      `current-context: b\n${(await import('node:fs')).readFileSync(twoContexts, 'utf8').replace('current-context: a\n', '')}`,
+    );
     expect((await resolveConnection({ baseDir: dir, env: { HOME: join(dir, 'home') } })).server.host).toBe('10.1.1.1');
   });
 
@@ -91,9 +103,17 @@ describe('resolveConnection', () => {
     expect((await resolveConnection({ baseDir: dir, env, serviceAccountDir: sa, namespace: 'other' })).namespace).toBe('other');
     // A kubeconfig given explicitly wins over the pod's own config.
     expect((await resolveConnection({ baseDir: dir, env, serviceAccountDir: sa, kubeconfig: twoContexts })).namespace).toBe('team-a');
-    await expect(resolveConnection({ baseDir: dir, env: {}, inCluster: true, serviceAccountDir: sa })).rejects.toThrow(/does not run in a pod/);
-    await expect(resolveConnection({ baseDir: dir, env, inCluster: true, serviceAccountDir: join(dir, 'none') })).rejects.toThrow(/no service-account token/);
-    const v6 = await resolveConnection({ baseDir: dir, env: { KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '6443' }, serviceAccountDir: sa });
+    await expect(resolveConnection({ baseDir: dir, env: {}, inCluster: true, serviceAccountDir: sa })).rejects.toThrow(
+      /does not run in a pod/,
+    );
+    await expect(resolveConnection({ baseDir: dir, env, inCluster: true, serviceAccountDir: join(dir, 'none') })).rejects.toThrow(
+      /no service-account token/,
+    );
+    const v6 = await resolveConnection({
+      baseDir: dir,
+      env: { KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '6443' },
+      serviceAccountDir: sa,
+    });
     expect(v6.server.host).toBe('[fd00::1]:6443');
   });
 });
@@ -101,24 +121,43 @@ describe('resolveConnection', () => {
 describe('kubernetesError', () => {
   const target = { namespace: 'prod', name: 'leader', identity: 'system:serviceaccount:prod:muster' };
   test('403 names verb, resource and identity and points to the shipped Role', () => {
-    const body = JSON.stringify({ kind: 'Status', reason: 'Forbidden', code: 403, message: 'leases.coordination.k8s.io "leader" is forbidden' });
+    const body = JSON.stringify({
+      kind: 'Status',
+      reason: 'Forbidden',
+      code: 403,
+      message: 'leases.coordination.k8s.io "leader" is forbidden',
+    });
     const error = kubernetesError('update', leases, target, { status: 403, body });
     expect(error.status).toBe(403);
     expect(error.reason).toBe('Forbidden');
     expect(error.code).toBe('MUSTER_BACKEND');
-    expect(error.message).toMatch(/^kubernetes: update leases\.coordination\.k8s\.io 'leader' in namespace 'prod': forbidden by RBAC for system:serviceaccount:prod:muster/);
+    expect(error.message).toMatch(
+      /^kubernetes: update leases\.coordination\.k8s\.io 'leader' in namespace 'prod': forbidden by RBAC for system:serviceaccount:prod:muster/,
+    );
     expect(error.message).toContain('deploy/kubernetes/rbac.yaml');
   });
 
   test('accepts client-node ApiException (code, body as a JSON string)', () => {
-    const error = kubernetesError('list', endpointSlices, { namespace: 'prod' }, { code: 409, body: '{"reason":"Conflict","message":"the object has been modified"}' });
+    const error = kubernetesError(
+      'list',
+      endpointSlices,
+      { namespace: 'prod' },
+      { code: 409, body: '{"reason":"Conflict","message":"the object has been modified"}' },
+    );
     expect([error.status, error.reason]).toEqual([409, 'Conflict']);
-    expect(error.message).toContain('list endpointslices.discovery.k8s.io in namespace \'prod\': 409 Conflict: the object has been modified');
+    expect(error.message).toContain("list endpointslices.discovery.k8s.io in namespace 'prod': 409 Conflict: the object has been modified");
   });
 
   test('401 and a missing namespace say what to fix; a non-JSON body is kept short', () => {
-    expect(kubernetesError('get', leases, target, { status: 401, body: '' }).message).toMatch(/rejected the credentials \(401 Unauthorized\)/);
-    const ns = JSON.stringify({ reason: 'NotFound', code: 404, details: { name: 'prod', kind: 'namespaces' }, message: 'namespaces "prod" not found' });
+    expect(kubernetesError('get', leases, target, { status: 401, body: '' }).message).toMatch(
+      /rejected the credentials \(401 Unauthorized\)/,
+    );
+    const ns = JSON.stringify({
+      reason: 'NotFound',
+      code: 404,
+      details: { name: 'prod', kind: 'namespaces' },
+      message: 'namespaces "prod" not found',
+    });
     expect(kubernetesError('create', leases, target, { status: 404, body: ns }).message).toMatch(/namespace 'prod' does not exist/);
     expect(kubernetesError('get', leases, target, { status: 502, body: 'x'.repeat(1000) }).message.length).toBeLessThan(500);
   });

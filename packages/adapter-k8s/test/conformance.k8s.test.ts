@@ -17,7 +17,9 @@ afterAll(async () => {
 });
 
 async function port(name: 'discovery' | 'lock' | 'heartbeat', options: Record<string, unknown> = {}) {
-  const muster = await createMuster({ [name]: { adapter: 'kubernetes', options: { kubeconfig: entry!.kubeconfig, namespace, ...options } } });
+  const muster = await createMuster({
+    [name]: { adapter: 'kubernetes', options: { kubeconfig: entry!.kubeconfig, namespace, ...options } },
+  });
   musters.push(muster);
   return muster;
 }

@@ -11,7 +11,8 @@ const slice = (name: string, ...pods: [string, string][]): EndpointSliceObject =
   endpoints: pods.map(([pod, address]) => ({ addresses: [address], targetRef: { name: pod } })),
   ports: [{ name: 'cql', port: 9042 }],
 });
-const failure = (status: number | undefined, reason = '') => new KubernetesError('watch', 'endpointslices.discovery.k8s.io', `${status} ${reason}`, { ...(status ? { status } : {}), reason });
+const failure = (status: number | undefined, reason = '') =>
+  new KubernetesError('watch', 'endpointslices.discovery.k8s.io', `${status} ${reason}`, { ...(status ? { status } : {}), reason });
 
 type Step = { list: EndpointSliceObject[] } | { list: Error } | { watch: (WatchEvent<EndpointSliceObject> | Error)[] };
 

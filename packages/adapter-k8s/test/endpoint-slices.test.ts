@@ -1,13 +1,23 @@
 import { describe, expect, test } from '@jest/globals';
 import { endpointsFromSlices, type EndpointSliceObject, type SliceEndpoint } from '../src/endpoint-slices.js';
 
-const slice = (name: string, endpoints: SliceEndpoint[], ports: EndpointSliceObject['ports'] = [{ name: 'cql', port: 9042 }], addressType = 'IPv4'): EndpointSliceObject => ({
+const slice = (
+  name: string,
+  endpoints: SliceEndpoint[],
+  ports: EndpointSliceObject['ports'] = [{ name: 'cql', port: 9042 }],
+  addressType = 'IPv4',
+): EndpointSliceObject => ({
   metadata: { name, labels: { 'kubernetes.io/service-name': 'svc' } },
   addressType,
   endpoints,
   ports,
 });
-const pod = (name: string, address: string | string[], conditions?: SliceEndpoint['conditions'], extra: Partial<SliceEndpoint> = {}): SliceEndpoint => ({
+const pod = (
+  name: string,
+  address: string | string[],
+  conditions?: SliceEndpoint['conditions'],
+  extra: Partial<SliceEndpoint> = {},
+): SliceEndpoint => ({
   addresses: Array.isArray(address) ? address : [address],
   ...(conditions !== undefined ? { conditions } : {}),
   targetRef: { kind: 'Pod', name },
@@ -34,7 +44,10 @@ describe('endpointsFromSlices', () => {
   });
 
   test('of two copies of one address, the ready one wins whichever slice it is in', () => {
-    const eps = endpointsFromSlices([slice('a', [pod('p-1', '10.0.0.1', { ready: false })]), slice('b', [pod('p-1', '10.0.0.1', { ready: true })])]);
+    const eps = endpointsFromSlices([
+      slice('a', [pod('p-1', '10.0.0.1', { ready: false })]),
+      slice('b', [pod('p-1', '10.0.0.1', { ready: true })]),
+    ]);
     expect(eps).toHaveLength(1);
     expect(eps[0]!.ready).toBe(true);
   });
@@ -73,11 +86,21 @@ describe('endpointsFromSlices', () => {
 
   test('named port selection; a slice without that port is left out', () => {
     const slices = [
-      slice('a', [pod('p-1', '10.0.0.1')], [{ name: 'cql', port: 9042 }, { name: 'metrics', port: 9100 }]),
+      slice(
+        'a',
+        [pod('p-1', '10.0.0.1')],
+        [
+          { name: 'cql', port: 9042 },
+          { name: 'metrics', port: 9100 },
+        ],
+      ),
       slice('b', [pod('p-2', '10.0.0.2')], [{ name: 'metrics', port: 9100 }]),
     ];
     expect(endpointsFromSlices(slices, { port: 'cql' }).map((e) => [e.id, e.port])).toEqual([['p-1', 9042]]);
-    expect(endpointsFromSlices(slices, { port: 'metrics' }).map((e) => [e.id, e.port])).toEqual([['p-1', 9100], ['p-2', 9100]]);
+    expect(endpointsFromSlices(slices, { port: 'metrics' }).map((e) => [e.id, e.port])).toEqual([
+      ['p-1', 9100],
+      ['p-2', 9100],
+    ]);
     // Without a name: the only port, else the unnamed one, else the first by name.
     expect(endpointsFromSlices(slices).map((e) => e.port)).toEqual([9042, 9100]);
     expect(endpointsFromSlices([slice('c', [pod('p', '10.0.0.3')], [{ name: 'x', port: 2 }, { port: 1 }])])[0]!.port).toBe(1);

@@ -24,7 +24,9 @@ contexts: [{ name: x, context: { cluster: c, user: u } }]
 
 describeK8s('errors against the real API server', () => {
   test('a namespace that does not exist is named, with the fix', async () => {
-    const muster = await createMuster({ lock: { adapter: 'kubernetes', options: { kubeconfig: entry!.kubeconfig, namespace: 'no-such-namespace' } } });
+    const muster = await createMuster({
+      lock: { adapter: 'kubernetes', options: { kubeconfig: entry!.kubeconfig, namespace: 'no-such-namespace' } },
+    });
     try {
       await expect(muster.lock.acquire('x', { ttl: 3000 })).rejects.toThrow(
         /create leases\.coordination\.k8s\.io 'x' in namespace 'no-such-namespace': namespace 'no-such-namespace' does not exist; create it or set the adapter's namespace option/,
@@ -35,18 +37,26 @@ describeK8s('errors against the real API server', () => {
   });
 
   test('an API server that is not there: the address and the socket error', async () => {
-    const muster = await createMuster({ discovery: { adapter: 'kubernetes', options: { kubeconfig: kubeconfigWith('https://127.0.0.1:1', 'x') } } });
+    const muster = await createMuster({
+      discovery: { adapter: 'kubernetes', options: { kubeconfig: kubeconfigWith('https://127.0.0.1:1', 'x') } },
+    });
     try {
-      await expect(muster.discovery.list('svc')).rejects.toThrow(/list endpointslices\.discovery\.k8s\.io in namespace 'default': cannot reach the API server at https:\/\/127\.0\.0\.1:1 \(ECONNREFUSED\)/);
+      await expect(muster.discovery.list('svc')).rejects.toThrow(
+        /list endpointslices\.discovery\.k8s\.io in namespace 'default': cannot reach the API server at https:\/\/127\.0\.0\.1:1 \(ECONNREFUSED\)/,
+      );
     } finally {
       await muster.close();
     }
   });
 
   test('a token the server rejects: 401 with what to check', async () => {
-    const muster = await createMuster({ heartbeat: { adapter: 'kubernetes', options: { kubeconfig: kubeconfigWith(entry!.server, 'wrong-token') } } });
+    const muster = await createMuster({
+      heartbeat: { adapter: 'kubernetes', options: { kubeconfig: kubeconfigWith(entry!.server, 'wrong-token') } },
+    });
     try {
-      await expect(muster.heartbeat.list()).rejects.toThrow(/list leases\.coordination\.k8s\.io in namespace 'default': the API server rejected the credentials \(401 Unauthorized\)/);
+      await expect(muster.heartbeat.list()).rejects.toThrow(
+        /list leases\.coordination\.k8s\.io in namespace 'default': the API server rejected the credentials \(401 Unauthorized\)/,
+      );
     } finally {
       await muster.close();
     }

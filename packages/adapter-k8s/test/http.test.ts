@@ -11,7 +11,29 @@ import { join } from 'node:path';
 import { endpointSlices, isGone, KubeClient, leases } from '../src/client.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'muster-k8s-http-'));
-execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { cwd: dir, stdio: 'ignore' });
+execFileSync(
+  'openssl',
+  [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    'key.pem',
+    '-out',
+    'cert.pem',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+  ],
+  { cwd: dir, stdio: 'ignore' },
+);
 const cert = readFileSync(join(dir, 'cert.pem'));
 
 let handler: (req: IncomingMessage, res: ServerResponse) => void = (_q, res) => res.end();
@@ -31,7 +53,12 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   client = new KubeClient(
-    { server: new URL(`https://127.0.0.1:${port}`), namespace: 'ns-1', source: 'test', credentials: { tls: { ca: cert }, headers: async () => ({ Authorization: 'Bearer t0k' }), identity: 'tester' } },
+    {
+      server: new URL(`https://127.0.0.1:${port}`),
+      namespace: 'ns-1',
+      source: 'test',
+      credentials: { tls: { ca: cert }, headers: async () => ({ Authorization: 'Bearer t0k' }), identity: 'tester' },
+    },
     { requestTimeout: 1000 },
   );
 });
@@ -51,7 +78,10 @@ describe('KubeClient over HTTPS', () => {
     handler = json(200, { metadata: { name: 'x', resourceVersion: '7' } });
     expect(await client.get(leases, 'x')).toMatchObject({ metadata: { resourceVersion: '7' } });
     handler = json(200, { items: [{ metadata: { name: 's' } }], metadata: { resourceVersion: '42' } });
-    expect(await client.list(endpointSlices, { labelSelector: 'kubernetes.io/service-name=svc' })).toEqual({ items: [{ metadata: { name: 's' } }], resourceVersion: '42' });
+    expect(await client.list(endpointSlices, { labelSelector: 'kubernetes.io/service-name=svc' })).toEqual({
+      items: [{ metadata: { name: 's' } }],
+      resourceVersion: '42',
+    });
     handler = json(201, { metadata: { name: 'n' } });
     await client.create(leases, { metadata: { name: 'n' } });
     await client.replace(leases, { metadata: { name: 'n', resourceVersion: '3' } });
@@ -70,9 +100,15 @@ describe('KubeClient over HTTPS', () => {
     expect(await client.get(leases, 'missing')).toBeUndefined();
     await client.delete(leases, 'missing');
     handler = json(409, { kind: 'Status', reason: 'Conflict', code: 409, message: 'the object has been modified' });
-    await expect(client.replace(leases, { metadata: { name: 'n' } })).rejects.toMatchObject({ status: 409, reason: 'Conflict', verb: 'update' });
+    await expect(client.replace(leases, { metadata: { name: 'n' } })).rejects.toMatchObject({
+      status: 409,
+      reason: 'Conflict',
+      verb: 'update',
+    });
     handler = json(403, { kind: 'Status', reason: 'Forbidden', code: 403, message: 'nope' });
-    await expect(client.list(endpointSlices)).rejects.toThrow(/list endpointslices\.discovery\.k8s\.io in namespace 'ns-1': forbidden by RBAC for tester .*rbac\.yaml/);
+    await expect(client.list(endpointSlices)).rejects.toThrow(
+      /list endpointslices\.discovery\.k8s\.io in namespace 'ns-1': forbidden by RBAC for tester .*rbac\.yaml/,
+    );
   });
 
   test('a request without an answer times out with a clear message; an abort is an AbortError', async () => {
@@ -91,21 +127,36 @@ describe('KubeClient over HTTPS', () => {
       setTimeout(() => res.end(`"object":{"metadata":{"name":"a","resourceVersion":"13"}}}\n`), 20);
     };
     const events = [];
-    for await (const e of client.watch(endpointSlices, { resourceVersion: '10', timeoutSeconds: 5, labelSelector: 'a=b' })) events.push(`${e.type}@${e.object.metadata?.resourceVersion}`);
+    for await (const e of client.watch(endpointSlices, { resourceVersion: '10', timeoutSeconds: 5, labelSelector: 'a=b' }))
+      events.push(`${e.type}@${e.object.metadata?.resourceVersion}`);
     expect(events).toEqual(['ADDED@11', 'BOOKMARK@12', 'DELETED@13']);
     const url = new URL(seen.at(-1)!.url, 'https://x');
-    expect(Object.fromEntries(url.searchParams)).toEqual({ watch: '1', labelSelector: 'a=b', resourceVersion: '10', allowWatchBookmarks: 'true', timeoutSeconds: '5' });
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      watch: '1',
+      labelSelector: 'a=b',
+      resourceVersion: '10',
+      allowWatchBookmarks: 'true',
+      timeoutSeconds: '5',
+    });
   });
 
   test('an ERROR event with 410 and an HTTP 410 are both Gone', async () => {
     handler = (_q, res) => {
       res.writeHead(200);
-      res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 1 (5)' } })}\n`);
+      res.end(
+        `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 1 (5)' } })}\n`,
+      );
     };
-    const fromEvent = await client.watch(endpointSlices, { resourceVersion: '1', timeoutSeconds: 5 }).next().catch((e: unknown) => e);
+    const fromEvent = await client
+      .watch(endpointSlices, { resourceVersion: '1', timeoutSeconds: 5 })
+      .next()
+      .catch((e: unknown) => e);
     expect(isGone(fromEvent)).toBe(true);
     handler = json(410, { kind: 'Status', code: 410, reason: 'Gone' });
-    const fromStatus = await client.watch(endpointSlices, { resourceVersion: '1', timeoutSeconds: 5 }).next().catch((e: unknown) => e);
+    const fromStatus = await client
+      .watch(endpointSlices, { resourceVersion: '1', timeoutSeconds: 5 })
+      .next()
+      .catch((e: unknown) => e);
     expect(isGone(fromStatus)).toBe(true);
   });
 
@@ -121,7 +172,9 @@ describe('KubeClient over HTTPS', () => {
       return 'ended';
     })().catch((e: Error) => e.message);
     expect(events).toEqual(['ADDED']);
-    expect(outcome).toMatch(/watch endpointslices\.discovery\.k8s\.io in namespace 'ns-1': the stream (broke|ended before the server finished it)/);
+    expect(outcome).toMatch(
+      /watch endpointslices\.discovery\.k8s\.io in namespace 'ns-1': the stream (broke|ended before the server finished it)/,
+    );
   });
 
   test('aborting a watch ends it quietly', async () => {
@@ -132,7 +185,8 @@ describe('KubeClient over HTTPS', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
     const events = [];
-    for await (const e of client.watch(endpointSlices, { resourceVersion: '1', timeoutSeconds: 5, signal: controller.signal })) events.push(e);
+    for await (const e of client.watch(endpointSlices, { resourceVersion: '1', timeoutSeconds: 5, signal: controller.signal }))
+      events.push(e);
     expect(events).toEqual([]);
   });
 });

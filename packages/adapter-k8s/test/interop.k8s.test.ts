@@ -17,7 +17,8 @@ import { ELECTOR_VERSION, buildElector } from '../../../scripts/testenv/servers/
 const cache = process.env.MUSTER_TESTENV_CACHE || join(homedir(), '.cache', 'muster-testenv');
 const elector = join(cache, `k8s-elector-${ELECTOR_VERSION as string}`, 'k8s-elector');
 const haveElector = existsSync(elector) || process.env.MUSTER_BUILD_ELECTOR === '1';
-if (entry && !haveElector) console.warn(`\n*** SKIPPED client-go interop: ${elector} is not built (MUSTER_BUILD_ELECTOR=1 builds it) ***\n`);
+if (entry && !haveElector)
+  console.warn(`\n*** SKIPPED client-go interop: ${elector} is not built (MUSTER_BUILD_ELECTOR=1 builds it) ***\n`);
 const describeInterop = entry && haveElector ? describe : describe.skip;
 
 interface ElectorEvent {
@@ -28,7 +29,22 @@ interface ElectorEvent {
 function startElector(binary: string, namespace: string, name: string, identity: string) {
   const child: ChildProcess = spawn(
     binary,
-    ['--kubeconfig', entry!.kubeconfig, '--namespace', namespace, '--name', name, '--identity', identity, '--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '300ms'],
+    [
+      '--kubeconfig',
+      entry!.kubeconfig,
+      '--namespace',
+      namespace,
+      '--name',
+      name,
+      '--identity',
+      identity,
+      '--lease-duration',
+      '4s',
+      '--renew-deadline',
+      '3s',
+      '--retry-period',
+      '300ms',
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const events: ElectorEvent[] = [];
@@ -44,7 +60,9 @@ describeInterop('client-go leader election and a Muster lock share one Lease', (
   beforeAll(async () => {
     binary = (await buildElector()) as string;
     namespace = await createNamespace('muster-interop');
-    muster = await createMuster({ lock: { adapter: 'kubernetes', options: { kubeconfig: entry!.kubeconfig, namespace, holder: 'muster' } } });
+    muster = await createMuster({
+      lock: { adapter: 'kubernetes', options: { kubeconfig: entry!.kubeconfig, namespace, holder: 'muster' } },
+    });
   }, 600_000);
   afterAll(async () => {
     await muster?.close();
@@ -59,7 +77,11 @@ describeInterop('client-go leader election and a Muster lock share one Lease', (
     const go = startElector(binary, namespace, name, 'go-elector');
     try {
       // The Go elector sees Muster as the leader and does not take the Lease while it is renewed.
-      await eventually('the elector to report the Muster holder', async () => (go.events.some((e) => e.event === 'new-leader' && e.identity === first.holder) ? true : undefined), 10_000);
+      await eventually(
+        'the elector to report the Muster holder',
+        async () => (go.events.some((e) => e.event === 'new-leader' && e.identity === first.holder) ? true : undefined),
+        10_000,
+      );
       await new Promise((r) => setTimeout(r, 6000));
       expect(go.events.some((e) => e.event === 'started-leading')).toBe(false);
       expect(first.onLost.aborted).toBe(false);
@@ -67,7 +89,12 @@ describeInterop('client-go leader election and a Muster lock share one Lease', (
       // Muster releases: client-go takes over at its next retry, not after the 4 s lease.
       const releasedAt = Date.now();
       await first.release();
-      await eventually('the elector to lead', async () => (go.events.some((e) => e.event === 'started-leading') ? true : undefined), 5000, 20);
+      await eventually(
+        'the elector to lead',
+        async () => (go.events.some((e) => e.event === 'started-leading') ? true : undefined),
+        5000,
+        20,
+      );
       const handover = Date.now() - releasedAt;
       expect(handover).toBeLessThan(3000);
 
@@ -96,7 +123,12 @@ describeInterop('client-go leader election and a Muster lock share one Lease', (
     const name = 'interop-kill';
     const go = startElector(binary, namespace, name, 'go-killed');
     try {
-      await eventually('the elector to lead', async () => (go.events.some((e) => e.event === 'started-leading') ? true : undefined), 15_000, 20);
+      await eventually(
+        'the elector to lead',
+        async () => (go.events.some((e) => e.event === 'started-leading') ? true : undefined),
+        15_000,
+        20,
+      );
       expect(await lock.tryAcquire(name, { ttl: 4000 })).toBeUndefined();
       const killedAt = Date.now();
       go.child.kill('SIGKILL');

@@ -25,7 +25,9 @@ export const suffix = () => `${Date.now().toString(36)}-${Math.random().toString
 /** Creates a namespace for one test file; returns its name. */
 export async function createNamespace(prefix: string): Promise<string> {
   const name = `${prefix}-${suffix()}`;
-  await adminConfig().makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name } } });
+  await adminConfig()
+    .makeApiClient(k8s.CoreV1Api)
+    .createNamespace({ body: { metadata: { name } } });
   return name;
 }
 
@@ -36,5 +38,8 @@ export async function deleteNamespace(name: string): Promise<void> {
   const discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
   await coordination.deleteCollectionNamespacedLease({ namespace: name }).catch(() => undefined);
   await discovery.deleteCollectionNamespacedEndpointSlice({ namespace: name }).catch(() => undefined);
-  await kc.makeApiClient(k8s.CoreV1Api).deleteNamespace({ name }).catch(() => undefined);
+  await kc
+    .makeApiClient(k8s.CoreV1Api)
+    .deleteNamespace({ name })
+    .catch(() => undefined);
 }

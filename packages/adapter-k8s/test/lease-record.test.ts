@@ -11,7 +11,7 @@ const held = (holder: string, seconds = 10, renewTime = '2026-01-01T00:00:00.000
 });
 
 describe('lease record judgement (client-go rules)', () => {
-  test('expiry counts from when this observer saw the record change, with the holder\'s duration', () => {
+  test("expiry counts from when this observer saw the record change, with the holder's duration", () => {
     const spec = held('other', 10);
     const first = observe(undefined, spec, 1_000);
     expect(judge(spec, first, 'me', 1_000)).toEqual({ free: false, holder: 'other', until: 11_000 });
@@ -59,7 +59,12 @@ describe('lease record judgement (client-go rules)', () => {
     const acquired = acquiredSpec(held('other'), 'me', 15_000, now);
     expect(acquired.leaseTransitions).toBe(4);
     const renewed = renewedSpec(acquired, 15_000, now + 5000);
-    expect(renewed).toMatchObject({ holderIdentity: 'me', leaseTransitions: 4, acquireTime: acquired.acquireTime, renewTime: microTime(now + 5000) });
+    expect(renewed).toMatchObject({
+      holderIdentity: 'me',
+      leaseTransitions: 4,
+      acquireTime: acquired.acquireTime,
+      renewTime: microTime(now + 5000),
+    });
     expect(releasedSpec(renewed, now)).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 4 });
   });
 

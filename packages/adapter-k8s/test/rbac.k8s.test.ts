@@ -123,7 +123,11 @@ contexts: [{ name: sa, context: { cluster: testenv, user: muster, namespace: ${n
     await rbac.replaceNamespacedRole({ name: 'muster', namespace, body: current });
     const listError = await eventually(
       'list on endpointslices to be refused',
-      async () => muster.discovery.list('rbac-svc').then(() => undefined, (e: Error) => ((e as { status?: number }).status === 403 ? e : undefined)),
+      async () =>
+        muster.discovery.list('rbac-svc').then(
+          () => undefined,
+          (e: Error) => ((e as { status?: number }).status === 403 ? e : undefined),
+        ),
       15_000,
       250,
     );

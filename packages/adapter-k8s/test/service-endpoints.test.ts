@@ -4,7 +4,9 @@ import { endpointsFromSlices, sliceCandidates, type EndpointSliceObject, type Sl
 import { ServiceEndpoints } from '../src/service-endpoints.js';
 
 const shape = (events: DiscoveryEvent[]) =>
-  events.map((e) => `${e.type}${'endpoint' in e ? `:${JSON.stringify(e.endpoint)}` : ''}|${e.endpoints.map((x) => JSON.stringify(x)).join(',')}`);
+  events.map(
+    (e) => `${e.type}${'endpoint' in e ? `:${JSON.stringify(e.endpoint)}` : ''}|${e.endpoints.map((x) => JSON.stringify(x)).join(',')}`,
+  );
 
 /** A small deterministic PRNG, so a failure reproduces. */
 function random(seed: number) {
@@ -15,7 +17,7 @@ function random(seed: number) {
 }
 
 describe('ServiceEndpoints', () => {
-  test('matches a full re-merge and core\'s EndpointSet diff over random slice changes, moves and dual-stack pods', () => {
+  test("matches a full re-merge and core's EndpointSet diff over random slice changes, moves and dual-stack pods", () => {
     for (let seed = 1; seed <= 40; seed++) {
       const rnd = random(seed);
       const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)]!;
@@ -80,9 +82,16 @@ describe('ServiceEndpoints', () => {
     const slice = (s: number, flip = -1): EndpointSliceObject => ({
       metadata: { name: `s-${s}` },
       ports: [{ name: 'cql', port: 9042 }],
-      endpoints: Array.from({ length: 100 }, (_, i) => ({ addresses: [`10.0.${s}.${i}`], conditions: { ready: i !== flip }, targetRef: { name: `pod-${s}-${i}` } })),
+      endpoints: Array.from({ length: 100 }, (_, i) => ({
+        addresses: [`10.0.${s}.${i}`],
+        conditions: { ready: i !== flip },
+        targetRef: { name: `pod-${s}-${i}` },
+      })),
     });
-    se.update(Array.from({ length: 100 }, (_, s) => [`s-${s}`, sliceCandidates(slice(s))] as const), { silent: true });
+    se.update(
+      Array.from({ length: 100 }, (_, s) => [`s-${s}`, sliceCandidates(slice(s))] as const),
+      { silent: true },
+    );
     expect(se.endpoints).toHaveLength(10_000);
     for (let r = 0; r < 20; r++) {
       const events = se.update([[`s-${r}`, sliceCandidates(slice(r, r))]]);

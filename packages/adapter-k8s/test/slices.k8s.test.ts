@@ -16,7 +16,10 @@ const slice = (name: string, endpoints: k8s.V1Endpoint[]): k8s.V1EndpointSlice =
   metadata: { name, labels: { 'kubernetes.io/service-name': service } },
   addressType: 'IPv4',
   endpoints,
-  ports: [{ name: 'metrics', port: 9100 }, { name: 'cql', port: 9042 }],
+  ports: [
+    { name: 'metrics', port: 9100 },
+    { name: 'cql', port: 9042 },
+  ],
 });
 const pod = (name: string, address: string, conditions?: k8s.V1EndpointConditions): k8s.V1Endpoint => ({
   addresses: [address],
@@ -29,7 +32,9 @@ const pod = (name: string, address: string, conditions?: k8s.V1EndpointCondition
 describeK8s('EndpointSlices on the real API server', () => {
   beforeAll(async () => {
     namespace = await createNamespace('muster-slices');
-    muster = await createMuster({ discovery: { adapter: 'kubernetes', options: { kubeconfig: entry!.kubeconfig, namespace, port: 'cql' } } });
+    muster = await createMuster({
+      discovery: { adapter: 'kubernetes', options: { kubeconfig: entry!.kubeconfig, namespace, port: 'cql' } },
+    });
   });
   afterAll(async () => {
     await muster?.close();
@@ -38,7 +43,10 @@ describeK8s('EndpointSlices on the real API server', () => {
 
   test('a move between slices is no removal; conditions and the named port come through', async () => {
     const api = adminConfig().makeApiClient(k8s.DiscoveryV1Api);
-    await api.createNamespacedEndpointSlice({ namespace, body: slice('moving-1', [pod('p-1', '10.7.0.1'), pod('p-2', '10.7.0.2', { ready: false, serving: true, terminating: true })]) });
+    await api.createNamespacedEndpointSlice({
+      namespace,
+      body: slice('moving-1', [pod('p-1', '10.7.0.1'), pod('p-2', '10.7.0.2', { ready: false, serving: true, terminating: true })]),
+    });
     const events: DiscoveryEvent[] = [];
     const consumer = (async () => {
       for await (const e of muster!.discovery.watch(service)) events.push(e);
@@ -53,7 +61,17 @@ describeK8s('EndpointSlices on the real API server', () => {
     // p-1 moves: it appears in a second slice, then the first slice goes away.
     await api.createNamespacedEndpointSlice({ namespace, body: slice('moving-2', [pod('p-1', '10.7.0.1'), pod('p-3', '10.7.0.3')]) });
     await api.deleteNamespacedEndpointSlice({ name: 'moving-1', namespace });
-    await eventually('p-2 to leave', async () => (events.at(-1)!.endpoints.map((e) => e.id).join() === 'p-1,p-3' ? true : undefined), 10_000);
+    await eventually(
+      'p-2 to leave',
+      async () =>
+        events
+          .at(-1)!
+          .endpoints.map((e) => e.id)
+          .join() === 'p-1,p-3'
+          ? true
+          : undefined,
+      10_000,
+    );
     const changes = events.slice(1).map((e) => `${e.type}:${'endpoint' in e ? e.endpoint.id : ''}`);
     expect(changes).toEqual(['added:p-3', 'removed:p-2']);
     await muster!.close();

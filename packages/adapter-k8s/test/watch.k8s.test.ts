@@ -67,7 +67,13 @@ describeK8s('discovery watch across an API server restart and a compaction', () 
     await api().deleteNamespacedEndpointSlice({ name: `${service}-a`, namespace });
     await eventually(
       'the watch to converge on b, c, d',
-      async () => (events.at(-1)?.endpoints.map((e) => e.id).join(',') === 'b,c,d' ? true : undefined),
+      async () =>
+        events
+          .at(-1)
+          ?.endpoints.map((e) => e.id)
+          .join(',') === 'b,c,d'
+          ? true
+          : undefined,
       45_000,
       100,
     );
@@ -80,7 +86,11 @@ describeK8s('discovery watch across an API server restart and a compaction', () 
     console.log(`kube-apiserver restart took ${downFor} ms; events: ${types.join(' ')}`);
 
     // The watch cache was rebuilt from etcd's compacted revision: the old resourceVersion is gone.
-    const watch = client!.watch(endpointSlices, { resourceVersion: old, timeoutSeconds: 5, labelSelector: `kubernetes.io/service-name=${service}` });
+    const watch = client!.watch(endpointSlices, {
+      resourceVersion: old,
+      timeoutSeconds: 5,
+      labelSelector: `kubernetes.io/service-name=${service}`,
+    });
     const gone = await watch.next().then(
       () => undefined,
       (error: unknown) => error,
