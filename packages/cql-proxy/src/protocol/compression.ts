@@ -1,7 +1,6 @@
-import { createRequire } from 'node:module';
 import { ProtocolError } from './errors.js';
 import { lz4CompressBlock, lz4DecompressBlock } from './lz4.js';
-import { snappyDecompress } from './snappy.js';
+import { snappyCompress, snappyDecompress } from './snappy.js';
 
 /**
  * Frame-body compression for protocol v3/v4 (spec v4 §5), chosen by STARTUP's COMPRESSION option:
@@ -36,20 +35,9 @@ export const lz4: FrameCompression = {
   },
 };
 
-/** The part of snappyjs (raw Snappy, pure JS, untyped) used here: compression only, see `snappy.ts`. */
-interface SnappyJs {
-  compress(input: Uint8Array): Uint8Array;
-}
-
-// Loaded on first use: most connections negotiate lz4 or nothing, and cold start should not pay for snappy.
-let snappyjs: SnappyJs | undefined;
-const loadSnappy = (): SnappyJs => (snappyjs ??= createRequire(import.meta.url)('snappyjs') as SnappyJs);
-
-const asBuffer = (a: Uint8Array) => (Buffer.isBuffer(a) ? a : Buffer.from(a.buffer, a.byteOffset, a.length));
-
 export const snappy: FrameCompression = {
   name: 'snappy',
-  compress: (body) => asBuffer(loadSnappy().compress(body)),
+  compress: (body) => snappyCompress(body),
   decompress: (body, maxLength) => snappyDecompress(body, maxLength),
 };
 

@@ -44,7 +44,7 @@ export {
 export { crc24, crc32 } from './crc.js';
 export { frameCompression, lz4, snappy, type FrameCompression } from './compression.js';
 export { lz4CompressBlock, lz4DecompressBlock } from './lz4.js';
-export { snappyDecompress } from './snappy.js';
+export { snappyCompress, snappyDecompress } from './snappy.js';
 export { joinBody, openFrame, sealFrame, splitBody, type BodyExtras } from './envelope.js';
 export { QueryFlag, type BoundValue, type QueryParameters } from './query-parameters.js';
 export {

@@ -1,11 +1,12 @@
 import { ProtocolError } from './errors.js';
 
 /**
- * Raw Snappy decompression (github.com/google/snappy, format_description.txt): a varint of the
- * uncompressed length, then elements tagged by their low two bits — literal, or copy with a 1-, 2-
- * or 4-byte offset. Written here because snappyjs decodes without bounds checks: a negative 4-byte
- * literal length moves its read position backwards and loops forever (a one-packet denial of
- * service). Every read and write below is checked; the output must be filled exactly.
+ * Raw Snappy (github.com/google/snappy, format_description.txt): a varint of the uncompressed
+ * length, then elements tagged by their low two bits — literal, or copy with a 1-, 2- or 4-byte
+ * offset. Written here because snappyjs, the pure-JS package, decodes without bounds checks: a
+ * negative 4-byte literal length moves its read position backwards and loops forever (a one-packet
+ * denial of service). Every read and write in the decoder is checked; the output must be filled
+ * exactly. The encoder is the simple greedy kind: 64 KiB blocks, one hash probe, 2-byte offsets.
  */
 
 function corrupt(detail: string): ProtocolError {
@@ -78,4 +79,72 @@ export function snappyDecompress(src: Uint8Array, maxLength: number): Buffer {
   }
   if (d !== length) throw corrupt(`expanded to ${d} bytes, ${length} announced`);
   return out;
+}
+
+const BLOCK = 1 << 16;
+const HASH_BITS = 14;
+
+const read32 = (b: Uint8Array, i: number) =>
+  ((b[i] as number) | ((b[i + 1] as number) << 8) | ((b[i + 2] as number) << 16) | ((b[i + 3] as number) << 24)) >>> 0;
+
+function writeLiteral(out: Buffer, o: number, src: Uint8Array, from: number, to: number): number {
+  const n = to - from;
+  if (n === 0) return o;
+  if (n <= 60) {
+    out[o++] = (n - 1) << 2;
+  } else {
+    const bytes = n - 1 < 0x100 ? 1 : n - 1 < 0x10000 ? 2 : n - 1 < 0x1000000 ? 3 : 4;
+    out[o++] = (59 + bytes) << 2;
+    for (let i = 0; i < bytes; i++) out[o++] = Math.floor((n - 1) / 2 ** (8 * i)) & 0xff;
+  }
+  out.set(src.subarray(from, to), o);
+  return o + n;
+}
+
+function writeCopy(out: Buffer, o: number, offset: number, length: number): number {
+  for (let left = length; left > 0;) {
+    const n = Math.min(left, 64);
+    out[o++] = ((n - 1) << 2) | 2;
+    out[o++] = offset & 0xff;
+    out[o++] = offset >>> 8;
+    left -= n;
+  }
+  return o;
+}
+
+export function snappyCompress(src: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(32 + src.length + Math.ceil(src.length / 6));
+  let o = 0;
+  for (let n = src.length; ; n = Math.floor(n / 128)) {
+    if (n < 0x80) {
+      out[o++] = n;
+      break;
+    }
+    out[o++] = (n & 0x7f) | 0x80;
+  }
+  const table = new Int32Array(1 << HASH_BITS);
+  for (let start = 0; start < src.length; start += BLOCK) {
+    const end = Math.min(start + BLOCK, src.length);
+    table.fill(-1);
+    let anchor = start;
+    let i = start;
+    while (i + 4 <= end) {
+      const seq = read32(src, i);
+      const h = Math.imul(seq, 0x1e35a7bd) >>> (32 - HASH_BITS);
+      const ref = table[h] as number;
+      table[h] = i;
+      if (ref < 0 || read32(src, ref) !== seq) {
+        i++;
+        continue;
+      }
+      let length = 4;
+      while (i + length < end && src[ref + length] === src[i + length]) length++;
+      o = writeLiteral(out, o, src, anchor, i);
+      o = writeCopy(out, o, i - ref, length);
+      i += length;
+      anchor = i;
+    }
+    o = writeLiteral(out, o, src, anchor, end);
+  }
+  return out.subarray(0, o);
 }
