@@ -170,8 +170,7 @@ class Parser {
   selectors(): readonly Selector[] | undefined {
     const lexer = this.#lexer;
     const first = lexer.peek();
-    if (isWord(first, 'json') || isWord(first, 'distinct'))
-      throw new Unsupported(`SELECT ${first.kind === 'identifier' ? first.text.toUpperCase() : ''}`);
+    if (isWord(first, 'json') || isWord(first, 'distinct')) throw new Unsupported(`SELECT ${describeToken(first).toUpperCase()}`);
     if (isSymbol(first, '*')) {
       lexer.next();
       return undefined;
