@@ -427,15 +427,21 @@ export class KubeClient {
   readonly #credentials: Credentials;
   readonly #agent: Agent;
   readonly #requestTimeout: number;
+  readonly #watchIdleTimeout: number;
   readonly #closing = new AbortController();
 
-  constructor(connection: ResolvedConnection, options: { requestTimeout?: number | undefined } = {}) {
+  constructor(
+    connection: ResolvedConnection,
+    options: { requestTimeout?: number | undefined; watchIdleTimeout?: number | undefined } = {},
+  ) {
     this.namespace = connection.namespace;
     this.server = connection.server;
     this.source = connection.source;
     this.#credentials = connection.credentials;
     this.#requestTimeout = options.requestTimeout ?? 30_000;
-    this.#agent = new Agent({ keepAlive: true, keepAliveMsecs: 15_000, maxSockets: 16, ...connection.credentials.tls });
+    this.#watchIdleTimeout = options.watchIdleTimeout ?? 90_000;
+    // No socket limit: every open watch holds a connection of its own.
+    this.#agent = new Agent({ keepAlive: true, keepAliveMsecs: 15_000, ...connection.credentials.tls });
   }
 
   #path(resource: ResourceType, name?: string, query?: Record<string, string | number | boolean | undefined>): string {
@@ -587,19 +593,26 @@ export class KubeClient {
       allowWatchBookmarks: true,
       timeoutSeconds: options.timeoutSeconds,
     });
-    // The server ends the watch after timeoutSeconds; a silent network drop must not hang us longer.
+    // The server ends the watch after timeoutSeconds and sends bookmarks about once a minute; a
+    // connection silent for longer (a peer gone without a FIN) is ended here like a normal close,
+    // so the caller re-watches from its resourceVersion and a dead server shows up as a failed
+    // reconnect.
     const stop = new AbortController();
-    const signal = AbortSignal.any([
-      stop.signal,
-      this.#closing.signal,
-      AbortSignal.timeout((options.timeoutSeconds + 30) * 1000),
-      ...(options.signal ? [options.signal] : []),
-    ]);
-    const aborted = () => options.signal?.aborted || this.#closing.signal.aborted;
+    let quiet = false;
+    const endQuietly = () => {
+      quiet = true;
+      stop.abort();
+    };
+    const deadline = setTimeout(endQuietly, (options.timeoutSeconds + 30) * 1000).unref();
+    let idle = setTimeout(endQuietly, this.#watchIdleTimeout).unref();
+    const signal = AbortSignal.any([stop.signal, this.#closing.signal, ...(options.signal ? [options.signal] : [])]);
+    const aborted = () => quiet || options.signal?.aborted || this.#closing.signal.aborted;
     let res: IncomingMessage;
     try {
       res = await this.#send('GET', path, undefined, signal);
     } catch (cause) {
+      clearTimeout(deadline);
+      clearTimeout(idle);
       if (aborted()) return;
       throw unreachable(verb, resource, this.server, this.namespace, cause);
     }
@@ -615,6 +628,11 @@ export class KubeClient {
           { status, body: Buffer.concat(chunks).toString('utf8') },
         );
       }
+      // Attached in the same tick as readline, so both see every chunk.
+      res.on('data', () => {
+        clearTimeout(idle);
+        idle = setTimeout(endQuietly, this.#watchIdleTimeout).unref();
+      });
       const lines = createInterface({ input: res, crlfDelay: Infinity });
       try {
         for await (const line of lines) {
@@ -651,6 +669,8 @@ export class KubeClient {
         );
       }
     } finally {
+      clearTimeout(deadline);
+      clearTimeout(idle);
       stop.abort();
       res.destroy();
     }

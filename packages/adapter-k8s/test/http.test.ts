@@ -177,6 +177,28 @@ describe('KubeClient over HTTPS', () => {
     );
   });
 
+  test('a watch silent for longer than the idle timeout ends normally, so the caller re-watches', async () => {
+    handler = (_q, res) => {
+      res.writeHead(200);
+      res.write('\n');
+    };
+    const quick = new KubeClient(
+      {
+        server: client.server,
+        namespace: 'ns-1',
+        source: 'test',
+        credentials: { tls: { ca: cert }, headers: async () => ({}), identity: 'tester' },
+      },
+      { watchIdleTimeout: 200 },
+    );
+    const started = Date.now();
+    const events = [];
+    for await (const e of quick.watch(endpointSlices, { resourceVersion: '1', timeoutSeconds: 60 })) events.push(e);
+    expect(events).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(5000);
+    quick.close();
+  });
+
   test('aborting a watch ends it quietly', async () => {
     handler = (_q, res) => {
       res.writeHead(200);
