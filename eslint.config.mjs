@@ -9,7 +9,7 @@ export default tseslint.config(
     files: ['**/*.ts'],
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*/*/test/*.ts', '*/*/test/*/*.ts', 'bench/*/*.ts', 'scripts/testenv/test/*.ts'] },
+        project: ['./packages/*/tsconfig.json', './examples/*/tsconfig.json', './tsconfig.tests.json'],
         tsconfigRootDir: import.meta.dirname,
       },
     },
