@@ -4,10 +4,12 @@ import { CqlLexer, CqlSyntaxError, describeToken, type Token } from './cql-lexer
  * The statements drivers send to the system tables, parsed so the proxy can answer them itself:
  *
  *   SELECT <selectors> FROM [system.]local|peers|peers_v2
- *     [WHERE <column> = <literal | ? | :name> [AND ...]] [LIMIT <n | ?>] [ALLOW FILTERING]
+ *     [WHERE <relation> [AND <relation> ...]] [LIMIT <n | ?>] [ALLOW FILTERING]
  *     [USING TIMEOUT <duration | ?>] [;]
  *
- * with selectors `*`, column names, `name AS alias` and `count(*)` / `count(1)` / `count(column)`.
+ * where a relation is `<column> = <value>`, `<column> IN (<value>, ...)` or `<column> IN ?`, a value a
+ * literal, `?` or `:name`; and selectors `*`, columns, `name AS alias`, `count(*)` / `count(1)` /
+ * `count(column)`.
  * Anything else aimed at these tables is refused with a message for a CQL `INVALID` error, never
  * forwarded: the backend's answer would name the real nodes.
  */
@@ -27,13 +29,18 @@ export type Term = { readonly kind: 'literal'; readonly literal: Literal } | { r
 /**
  * A bind marker, in statement order. `name` is what a client binding by name must use: the
  * marker's own name for `:name`, else the name Cassandra gives it (the column for a relation,
- * `[limit]`, `[timeout]`).
+ * `in(column)` for `column IN ?`, `[limit]`, `[timeout]`).
  */
 export interface BindMarker {
   readonly index: number;
   readonly name: string;
   readonly named: boolean;
-  readonly receiver: { readonly kind: 'column'; readonly column: string } | { readonly kind: 'limit' } | { readonly kind: 'timeout' };
+  readonly receiver:
+    | { readonly kind: 'column'; readonly column: string }
+    /** The whole IN list, bound as one list value. */
+    | { readonly kind: 'in'; readonly column: string }
+    | { readonly kind: 'limit' }
+    | { readonly kind: 'timeout' };
 }
 
 export type Selector =
@@ -41,10 +48,11 @@ export type Selector =
   /** `column` undefined counts rows (`count(*)`, `count(1)`). */
   | { readonly kind: 'count'; readonly column?: string; readonly alias?: string };
 
-export interface Relation {
-  readonly column: string;
-  readonly value: Term;
-}
+/** `column = value`, `column IN (values...)`, or `column IN ?` (`inList`: one marker bound to the whole list). */
+export type Relation =
+  | { readonly column: string; readonly value: Term }
+  | { readonly column: string; readonly in: readonly Term[] }
+  | { readonly column: string; readonly inList: Term };
 
 export interface SystemQuery {
   readonly table: SystemTableName;
@@ -161,7 +169,8 @@ class Parser {
 
   #marker(token: Token, receiver: BindMarker['receiver']): Term {
     const index = this.#markers.length;
-    const implicit = receiver.kind === 'column' ? receiver.column : `[${receiver.kind}]`;
+    const implicit =
+      receiver.kind === 'column' ? receiver.column : receiver.kind === 'in' ? `in(${receiver.column})` : `[${receiver.kind}]`;
     const named = token.kind === 'named-marker';
     this.#markers.push({ index, name: named ? token.name : implicit, named, receiver });
     return { kind: 'marker', index };
@@ -245,12 +254,31 @@ class Parser {
       const column = this.#lexer.next();
       if (column.kind !== 'identifier') throw new Unsupported(`the relation starting at ${describeToken(column)}`);
       const op = this.#lexer.next();
-      if (!isSymbol(op, '=')) throw new Unsupported(`the relation "${describeToken(column)} ${describeToken(op)} ..."`);
-      if (isSymbol(this.#lexer.peek(), '(')) throw new Unsupported('a function call in a relation');
-      out.push({ column: column.text, value: this.term({ kind: 'column', column: column.text }) });
+      if (isWord(op, 'in')) out.push(this.inRelation(column.text));
+      else if (!isSymbol(op, '=')) throw new Unsupported(`the relation "${describeToken(column)} ${describeToken(op)} ..."`);
+      else if (isSymbol(this.#lexer.peek(), '(')) throw new Unsupported('a tuple or function call in a relation');
+      else out.push({ column: column.text, value: this.term({ kind: 'column', column: column.text }) });
       if (!isWord(this.#lexer.peek(), 'and')) return out;
       this.#lexer.next();
     }
+  }
+
+  inRelation(column: string): Relation {
+    const lexer = this.#lexer;
+    const open = lexer.peek();
+    if (open.kind === 'marker' || open.kind === 'named-marker') return { column, inList: this.term({ kind: 'in', column }) };
+    if (!isSymbol(lexer.next(), '('))
+      throw new CqlSyntaxError(`expected ( or a bind marker after IN but found ${describeToken(open)}`, open.at);
+    const terms: Term[] = [];
+    if (isSymbol(lexer.peek(), ')')) lexer.next();
+    else
+      for (;;) {
+        terms.push(this.term({ kind: 'column', column }));
+        const t = lexer.next();
+        if (isSymbol(t, ')')) break;
+        if (!isSymbol(t, ',')) throw new CqlSyntaxError(`expected , or ) in the IN list but found ${describeToken(t)}`, t.at);
+      }
+    return { column, in: terms };
   }
 
   rest(table: SystemTableName, selectors: readonly Selector[] | undefined): SystemQuery {
@@ -302,7 +330,7 @@ class Parser {
 
 const SUPPORTED =
   'the proxy answers system.local, system.peers and system.peers_v2 itself and supports SELECT with *, columns, aliases and count(*), ' +
-  'WHERE column = value [AND ...], LIMIT, ALLOW FILTERING and USING TIMEOUT';
+  'WHERE column = value or column IN (...) [AND ...], LIMIT, ALLOW FILTERING and USING TIMEOUT';
 
 /**
  * Parses a statement for which {@link isSystemTableQuery} said true. Failures come back as a

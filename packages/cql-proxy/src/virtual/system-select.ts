@@ -5,12 +5,12 @@ import type { ColumnSpec, Result } from '../protocol/result.js';
 import { DataTypeId, cqlTypeName, types, type DataType } from '../protocol/types.js';
 import { canonicalAddress } from './address.js';
 import { localRow, peerRows, type Row, type RowContext } from './system-rows.js';
-import type { BindMarker, Literal, SystemQuery, Term } from './system-query.js';
+import type { BindMarker, Literal, Relation, SystemQuery, Term } from './system-query.js';
 import { schemaOf, type SystemSchemas, type TableSchema } from './system-tables.js';
 
 /**
  * Answers a parsed system-table SELECT from the virtual rows, as a Cassandra server would: WHERE
- * equality on the primary key (other columns with ALLOW FILTERING), literal, positional or named
+ * equality and IN on the primary key (other columns with ALLOW FILTERING), literal, positional or named
  * bind values, LIMIT, selectors with aliases and count. Every refusal is a message for a CQL
  * `INVALID` error; nothing is forwarded.
  */
@@ -189,16 +189,33 @@ function restrictionValue(term: Term, c: ColumnSpec, query: SystemQuery, bind: B
   return decode(c.type, raw, `column ${c.name}`);
 }
 
+/** The values a relation accepts, each already decoded and checked against the column's type. */
+function relationValues(relation: Relation, c: ColumnSpec, query: SystemQuery, bind: BindValues | undefined): CellValue[] {
+  if ('value' in relation) return [restrictionValue(relation.value, c, query, bind)];
+  if ('in' in relation) return relation.in.map((term) => restrictionValue(term, c, query, bind));
+  const term = relation.inList;
+  if (term.kind === 'literal') throw new Refusal(`IN on ${c.name} takes a list of values or one bind marker`);
+  const marker = query.markers[term.index];
+  if (marker === undefined) throw new Refusal(`No bind marker ${term.index}`);
+  const raw = boundValue(marker, bind);
+  if (raw === UNSET) throw new Refusal(`Invalid unset value for column ${c.name}`);
+  if (raw === null) throw new Refusal(`Invalid null value for column ${c.name}`);
+  const list = decode(types.list(c.type), raw, `IN on ${c.name}`);
+  return Array.isArray(list) ? list.filter((v) => v !== null) : [];
+}
+
 /** The row filter of the WHERE clause, checked as Cassandra checks it. */
 function filter(query: SystemQuery, schema: TableSchema, bind: BindValues | undefined): (row: Row) => boolean {
-  const wanted = new Map<string, { type: DataType; value: string }>();
+  const wanted = new Map<string, { type: DataType; values: Set<string> }>();
   for (const relation of query.where) {
     const c = column(schema, relation.column);
     if (wanted.has(c.name)) throw new Refusal(`${c.name} cannot be restricted by more than one relation if it includes an Equal`);
     if (c.type.id === DataTypeId.SET || c.type.id === DataTypeId.LIST || c.type.id === DataTypeId.MAP) {
-      throw new Refusal(`Collection column '${c.name}' (${cqlTypeName(c.type)}) cannot be restricted by a '=' relation`);
+      throw new Refusal(
+        `Collection column '${c.name}' (${cqlTypeName(c.type)}) cannot be restricted by a '${'value' in relation ? '=' : 'IN'}' relation`,
+      );
     }
-    wanted.set(c.name, { type: c.type, value: comparable(c.type, restrictionValue(relation.value, c, query, bind)) });
+    wanted.set(c.name, { type: c.type, values: new Set(relationValues(relation, c, query, bind).map((v) => comparable(c.type, v))) });
   }
   const keyBound = schema.partitionKey.every((k) => wanted.has(k));
   const needsFiltering = [...wanted.keys()].some((k) => !schema.partitionKey.includes(k) && (!schema.clustering.includes(k) || !keyBound));
@@ -208,7 +225,7 @@ function filter(query: SystemQuery, schema: TableSchema, bind: BindValues | unde
         'If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING',
     );
   }
-  return (row) => [...wanted].every(([name, want]) => comparable(want.type, row.get(name) ?? null) === want.value);
+  return (row) => [...wanted].every(([name, want]) => want.values.has(comparable(want.type, row.get(name) ?? null)));
 }
 
 function limitOf(query: SystemQuery, bind: BindValues | undefined): number | undefined {
@@ -268,6 +285,8 @@ function markerType(marker: BindMarker, schema: TableSchema): DataType {
   switch (marker.receiver.kind) {
     case 'column':
       return column(schema, marker.receiver.column).type;
+    case 'in':
+      return types.list(column(schema, marker.receiver.column).type);
     case 'limit':
       return types.int;
     case 'timeout':
@@ -286,9 +305,11 @@ export function preparedShape(query: SystemQuery, schemas: SystemSchemas): Prepa
       name: m.name,
       type: markerType(m, schema),
     }));
-    const pkIndexes = schema.partitionKey.map(
-      (k) => query.markers.find((m) => m.receiver.kind === 'column' && m.receiver.column === k)?.index,
-    );
+    // Only `key = ?` pins a partition a driver could route by; IN names several.
+    const pkIndexes = schema.partitionKey.map((k) => {
+      const r = query.where.find((w) => w.column === k);
+      return r !== undefined && 'value' in r && r.value.kind === 'marker' ? r.value.index : undefined;
+    });
     return { ok: true, variables, columns, pkIndexes: pkIndexes.every((i) => i !== undefined) ? pkIndexes : [] };
   } catch (error) {
     return refused(error);

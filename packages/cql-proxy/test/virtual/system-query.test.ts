@@ -100,6 +100,23 @@ describe('parseSystemQuery', () => {
     expect(q.limit).toEqual({ kind: 'marker', index: 2 });
   });
 
+  it('reads IN lists and IN ?, naming a list marker in(column)', () => {
+    const q = parsed("SELECT * FROM system.peers WHERE peer IN ('10.0.0.1', ?) AND data_center IN :dcs ALLOW FILTERING");
+    expect(q.where).toEqual([
+      {
+        column: 'peer',
+        in: [
+          { kind: 'literal', literal: { type: 'string', value: '10.0.0.1' } },
+          { kind: 'marker', index: 0 },
+        ],
+      },
+      { column: 'data_center', inList: { kind: 'marker', index: 1 } },
+    ]);
+    expect(q.markers.map((m) => m.name)).toEqual(['peer', 'dcs']);
+    expect(parsed('SELECT * FROM system.local WHERE key IN ?').markers[0]?.name).toBe('in(key)');
+    expect(parsed('SELECT * FROM system.local WHERE key IN ()').where).toEqual([{ column: 'key', in: [] }]);
+  });
+
   it('reads selectors, aliases and counts', () => {
     expect(parsed('SELECT peer, rpc_address AS addr, "Data_Center" FROM system.peers').selectors).toEqual([
       { kind: 'column', column: 'peer' },
@@ -128,7 +145,7 @@ describe('parseSystemQuery', () => {
     const q = parsed(
       "SELECT * FROM system.peers WHERE a = 'it''s' AND b = -42 AND c = 1.5 AND d = 550e8400-e29b-41d4-a716-446655440000 AND e = 0xCAFE AND f = true AND g = $$x$$",
     );
-    expect(q.where.map((r) => (r.value.kind === 'literal' ? r.value.literal : undefined))).toEqual([
+    expect(q.where.map((r) => ('value' in r && r.value.kind === 'literal' ? r.value.literal : undefined))).toEqual([
       { type: 'string', value: "it's" },
       { type: 'integer', text: '-42' },
       { type: 'float', text: '1.5' },
@@ -150,7 +167,9 @@ describe('parseSystemQuery', () => {
     ['SELECT DISTINCT peer FROM system.peers', /SELECT DISTINCT is not supported/],
     ['SELECT writetime(tokens) FROM system.local', /the function writetime\(\) is not supported/],
     ['SELECT token(peer) FROM system.peers', /the function token\(\)/],
-    ["SELECT * FROM system.peers WHERE peer IN ('10.0.0.1')", /the relation "peer in \.\.\." is not supported on system\.peers/],
+    ['SELECT * FROM system.peers WHERE peer > 1', /the relation "peer > \.\.\." is not supported on system\.peers/],
+    ["SELECT * FROM system.peers WHERE peer IN ('10.0.0.1'", /expected , or \) in the IN list/],
+    ['SELECT * FROM system.peers WHERE peer IN 1', /expected \( or a bind marker after IN/],
     ['SELECT * FROM system.peers WHERE token(peer) > 0', /not supported/],
     ['SELECT * FROM system.peers ORDER BY peer', /ORDER BY is not supported/],
     ['SELECT * FROM system.peers PER PARTITION LIMIT 1', /PER PARTITION is not supported/],

@@ -254,6 +254,23 @@ describe('system.peers', () => {
     expect(rows('SELECT peer FROM system.peers WHERE peer = ?', { values: [inet('::ffff:10.0.0.1')] }).rows).toEqual([['10.0.0.1']]);
   });
 
+  it('answers IN on the partition key: listed, bound one by one, or bound as a list', () => {
+    expect(rows("SELECT peer FROM system.peers WHERE peer IN ('10.0.0.3', '10.9.9.9', '10.0.0.1')").rows).toEqual([
+      ['10.0.0.1'],
+      ['10.0.0.3'],
+    ]);
+    expect(rows('SELECT peer FROM system.peers WHERE peer IN (?, ?)', { values: [inet('10.0.0.3'), inet('10.0.0.8')] }).rows).toEqual([
+      ['10.0.0.3'],
+    ]);
+    const list = encodeCell(types.list(types.inet), ['10.0.0.1', '10.0.0.3']);
+    expect(rows('SELECT peer FROM system.peers WHERE peer IN ?', { values: [list] }).rows).toHaveLength(2);
+    expect(rows('SELECT peer FROM system.peers WHERE peer IN ()').rows).toEqual([]);
+    expect(refusal('SELECT peer FROM system.peers WHERE peer IN ?', { values: [null] })).toBe('Invalid null value for column peer');
+    expect(refusal("SELECT peer FROM system.peers WHERE rack IN ('rack1')")).toMatch(/ALLOW FILTERING/);
+    expect(rows("SELECT peer FROM system.peers WHERE rack IN ('rack1') ALLOW FILTERING").rows).toHaveLength(2);
+    expect(refusal("SELECT peer FROM system.peers WHERE peer IN ('10.0.0.1') AND peer = '10.0.0.1'")).toMatch(/more than one relation/);
+  });
+
   it('matches literal addresses too', () => {
     expect(rows("SELECT peer FROM system.peers WHERE peer = '10.0.0.3'").rows).toEqual([['10.0.0.3']]);
     expect(refusal("SELECT peer FROM system.peers WHERE peer = 'nope'")).toMatch(/Unable to make inet address from 'nope'/);
@@ -387,6 +404,15 @@ describe('prepared statements', () => {
         { keyspace: 'system', table: 'peers_v2', name: 'peer', type: types.inet },
         { keyspace: 'system', table: 'peers_v2', name: 'n', type: types.bigint },
       ],
+    });
+  });
+
+  it('type an IN ? marker as a list and give no routing index for IN', () => {
+    const parsed = parseSystemQuery('SELECT peer FROM system.peers WHERE peer IN ?');
+    if (!parsed.ok) throw new Error(parsed.message);
+    expect(preparedShape(parsed.query, systemSchemas())).toMatchObject({
+      variables: [{ name: 'in(peer)', type: types.list(types.inet) }],
+      pkIndexes: [],
     });
   });
 
