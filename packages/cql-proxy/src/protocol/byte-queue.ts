@@ -19,6 +19,17 @@ export class ByteQueue {
     this.size += chunk.length;
   }
 
+  /** The byte at `index` (`index < length`), without consuming anything or allocating. */
+  byteAt(index: number): number {
+    let i = this.first;
+    let at = this.offset + index;
+    for (;;) {
+      const chunk = this.chunks[i++] as Buffer;
+      if (at < chunk.length) return chunk[at] as number;
+      at -= chunk.length;
+    }
+  }
+
   /** The first `n` bytes (`n <= length`) without consuming them. */
   peek(n: number): Buffer {
     return this.read(n, false);
@@ -27,6 +38,12 @@ export class ByteQueue {
   /** Removes and returns the first `n` bytes (`n <= length`). */
   take(n: number): Buffer {
     return this.read(n, true);
+  }
+
+  /** Drops the first `n` bytes (`n <= length`). */
+  skip(n: number): void {
+    if (n > this.size) throw new RangeError(`ByteQueue holds ${this.size} bytes, ${n} requested`);
+    this.advance(n);
   }
 
   private read(n: number, consume: boolean): Buffer {
@@ -68,7 +85,10 @@ export class ByteQueue {
         this.offset = 0;
       }
     }
-    if (this.first > 64 || this.first === this.chunks.length) {
+    if (this.first === this.chunks.length) {
+      this.chunks.length = 0;
+      this.first = 0;
+    } else if (this.first > 64) {
       this.chunks = this.chunks.slice(this.first);
       this.first = 0;
     }

@@ -133,6 +133,22 @@ export class FrameDecoder {
     return this.queue.take(this.queue.length);
   }
 
+  /** The header at the front of the queue, read byte by byte: no view is allocated per frame. */
+  private peekHeader(): FrameHeader & { readonly length: number } {
+    const q = this.queue;
+    const versionByte = q.byteAt(0);
+    const stream = (((q.byteAt(2) << 8) | q.byteAt(3)) << 16) >> 16;
+    const length = (q.byteAt(5) << 24) | (q.byteAt(6) << 16) | (q.byteAt(7) << 8) | q.byteAt(8) | 0;
+    return {
+      version: versionByte & 0x7f,
+      response: (versionByte & RESPONSE_BIT) !== 0,
+      flags: q.byteAt(1),
+      stream,
+      opcode: q.byteAt(4),
+      length,
+    };
+  }
+
   push(chunk: Buffer): Frame[] {
     if (this.failure) throw this.failure;
     this.queue.push(chunk);
@@ -140,11 +156,9 @@ export class FrameDecoder {
     try {
       for (;;) {
         if (!this.header) {
-          if (this.queue.length >= 3 && ((this.queue.peek(1)[0] ?? 0) & 0x7f) < 3) {
-            decodeFrameHeader(this.queue.peek(3));
-          }
+          if (this.queue.length >= 3 && (this.queue.byteAt(0) & 0x7f) < 3) decodeFrameHeader(this.queue.peek(3));
           if (this.queue.length < HEADER_LENGTH) break;
-          const header = decodeFrameHeader(this.queue.peek(HEADER_LENGTH));
+          const header = this.peekHeader();
           if (header.length < 0 || header.length > this.maxBodyLength) {
             throw new FrameTooLargeError(
               header.version,
@@ -156,10 +170,11 @@ export class FrameDecoder {
           }
           this.header = header;
         }
-        if (this.queue.length < HEADER_LENGTH + this.header.length) break;
-        this.queue.take(HEADER_LENGTH);
-        const { length, ...header } = this.header;
-        frames.push({ ...header, body: this.queue.take(length) });
+        const h = this.header;
+        if (this.queue.length < HEADER_LENGTH + h.length) break;
+        this.queue.skip(HEADER_LENGTH);
+        const body = this.queue.take(h.length);
+        frames.push({ version: h.version, response: h.response, flags: h.flags, stream: h.stream, opcode: h.opcode, body });
         this.header = undefined;
       }
     } catch (err) {
