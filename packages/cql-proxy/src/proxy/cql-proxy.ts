@@ -138,7 +138,7 @@ export class CqlProxy {
         clusterName: this.config.clusterName ?? this.#backend.view.clusterName,
         defaultDc: this.config.dataCenter ?? this.#backend.view.localDataCenter,
         defaultRack: this.config.rack,
-        tokens: { mode: this.config.tokens.mode, count: this.config.tokens.perInstance },
+        tokens: { mode: this.config.tokens.mode, perMember: this.config.tokens.perInstance },
         requireHeartbeat: heartbeat !== undefined,
       }),
       payload: () => ({

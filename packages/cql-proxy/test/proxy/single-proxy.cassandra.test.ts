@@ -14,7 +14,7 @@ const TIMEOUT = 120_000;
   const ks = `px_${Date.now().toString(36)}`;
 
   beforeAll(async () => {
-    running = await startProxy(backend!);
+    running = await startProxy(backend!, { proxy: { tokens: { perInstance: 16 } } });
     client = new cassandra.Client({ contactPoints: [running.address], localDataCenter: backend!.localDataCenter });
     await client.connect();
     await client.execute(`CREATE KEYSPACE ${ks} WITH replication = {'class':'SimpleStrategy','replication_factor':1}`);
@@ -34,6 +34,8 @@ const TIMEOUT = 120_000;
       .map((h) => h.address);
     expect(hosts).toEqual([running.address]);
     expect(client.hosts.keys()).toEqual([running.address]);
+    // proxy.tokens.perInstance reaches system.local.tokens.
+    expect(client.hosts.values()[0]!.tokens.length).toBe(16);
   });
 
   it('reports the backend release version', async () => {
