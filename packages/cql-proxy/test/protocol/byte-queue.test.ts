@@ -18,7 +18,8 @@ describe('ByteQueue', () => {
 
   it('returns views inside one chunk and copies only across chunks', () => {
     const q = new ByteQueue();
-    const chunk = Buffer.from('abcdef');
+    const chunk = Buffer.alloc(6); // unpooled, so its ArrayBuffer is its own
+    chunk.write('abcdef');
     q.push(chunk);
     q.push(Buffer.from('gh'));
     expect(q.take(3).buffer).toBe(chunk.buffer);
