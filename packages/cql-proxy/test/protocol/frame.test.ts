@@ -49,7 +49,9 @@ describe('FrameDecoder', () => {
   it('decodes frames in one chunk as views of it', () => {
     const frames = new FrameDecoder().push(wire);
     expect(frames).toEqual([options, query, event]);
+    // A view of the chunk, not a copy: same memory, right after OPTIONS (9 bytes) and its own header.
     expect(frames[1]?.body.buffer).toBe(wire.buffer);
+    expect(frames[1]?.body.byteOffset).toBe(wire.byteOffset + 18);
   });
 
   it('decodes the same frames whichever byte the stream is split at', () => {
