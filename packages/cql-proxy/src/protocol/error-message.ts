@@ -1,4 +1,4 @@
-import { ErrorCode } from './errors.js';
+import { encodingError, ErrorCode } from './errors.js';
 import { Reader } from './reader.js';
 import { Writer } from './writer.js';
 
@@ -67,8 +67,9 @@ export function decodeError(body: Buffer): ErrorMessage {
 }
 
 export function encodeError(m: ErrorMessage): Buffer {
-  const w = new Writer(64).writeInt(m.code).writeString(m.message);
   const d = m.details;
+  if (d && d.code !== m.code) throw encodingError(`ERROR 0x${m.code.toString(16)} with details of 0x${d.code.toString(16)}`);
+  const w = new Writer(64).writeInt(m.code).writeString(m.message);
   switch (d?.code) {
     case ErrorCode.UNAVAILABLE:
       w.writeConsistency(d.consistency).writeInt(d.required).writeInt(d.alive);

@@ -1,14 +1,16 @@
 /**
  * The native protocol, v3–v5, as pure code: no sockets, no timers. Bytes in, typed messages out,
  * and back. Everything a proxy does not need to understand stays bytes (frame bodies, cells).
+ * Every decoder throws ProtocolError (with the CQL error code to answer) on bad input, never
+ * reads past its input, and never allocates from an unchecked length.
  *
  *   frame.ts        frame header, opcodes, flags, the incremental FrameDecoder
  *   segment.ts      v5 segments (CRC24/CRC32, lz4), SegmentedFrameDecoder, encodeSegments
- *   compression.ts  v3/v4 frame-body lz4 and snappy
+ *   compression.ts  v3/v4 frame-body lz4 and snappy, over our own bounded lz4.ts and snappy.ts
  *   envelope.ts     tracing id / warnings / custom payload; openFrame / sealFrame
  *   reader/writer   the notation types of spec §3
  *   messages.ts     decodeMessage / encodeMessage over the per-message codecs
- *   types/cells     data type options and cell values for the virtual tables
+ *   types/cells     data type options and cell values; rows.ts builds RESULT Rows for virtual tables
  *   version.ts      supported versions and the "unsupported version" reply
  */
 export { ErrorCode, FrameTooLargeError, ProtocolError, UnsupportedVersionError, encodingError } from './errors.js';

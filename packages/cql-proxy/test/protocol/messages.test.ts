@@ -328,3 +328,13 @@ describe('openFrame / sealFrame', () => {
     expect(() => openFrame(frame, lz4, 100)).toThrow(ProtocolError);
   });
 });
+
+it('refuses ERROR details that belong to another code', () => {
+  const m: Message = {
+    opcode: Opcode.ERROR,
+    code: ErrorCode.INVALID,
+    message: 'x',
+    details: { code: ErrorCode.UNPREPARED, id: hex('01') },
+  };
+  expect(() => encodeMessage(m, 4)).toThrow(/with details of 0x2500/);
+});
