@@ -7,6 +7,16 @@ import { createMuster, type Muster } from '@muster/core';
 import { eventually, nextMatching, nextWithin, uniqueName } from '@muster/core/testing';
 import { testServer } from '../../../scripts/testenv/state.mjs';
 
+/** The error a call fails with; a call that succeeds fails the test. */
+async function failure(call: Promise<unknown>): Promise<Error & { status?: number }> {
+  try {
+    await call;
+  } catch (error) {
+    return error as Error & { status?: number };
+  }
+  throw new Error('expected the call to fail');
+}
+
 interface ConsulEntry {
   address: string;
   url: string;
@@ -92,13 +102,13 @@ const base = () => ({ address: entry!.address, minSessionTtl: '1s', lockDelay: '
       lock: { adapter: 'consul', options: base() },
       discovery: { adapter: 'consul', options: base() },
     });
-    const lockError = await m.lock.acquire(uniqueName('anon'), { ttl: 2000 }).catch((e: unknown) => e as Error & { status?: number });
+    const lockError = await failure(m.lock.acquire(uniqueName('anon'), { ttl: 2000 }));
     expect(lockError).toMatchObject({ code: 'MUSTER_BACKEND', status: 403 });
     expect(lockError.message).toMatch(/no token was given/);
     expect(lockError.message).toMatch(/its policy needs: session "[^"]+" \{ policy = "write" \}/);
 
     const service = uniqueName('muster-anon');
-    const regError = await m.discovery.register({ service, id: service, address: '127.0.0.1', port: 1 }).catch((e: unknown) => e as Error);
+    const regError = await failure(m.discovery.register({ service, id: service, address: '127.0.0.1', port: 1 }));
     expect(regError.message).toMatch(new RegExp(`its policy needs: service "${service}" \\{ policy = "write" \\}`));
   });
 
@@ -108,9 +118,9 @@ const base = () => ({ address: entry!.address, minSessionTtl: '1s', lockDelay: '
       lock: { adapter: 'consul', options: { ...base(), token, keyPrefix: 'elsewhere/' } },
     });
     const service = uniqueName('other');
-    const regError = await m.discovery.register({ service, id: service, address: '127.0.0.1', port: 1 }).catch((e: unknown) => e as Error);
+    const regError = await failure(m.discovery.register({ service, id: service, address: '127.0.0.1', port: 1 }));
     expect(regError.message).toMatch(new RegExp(`service "${service}" \\{ policy = "write" \\}`));
-    const lockError = await m.lock.acquire('x', { ttl: 2000 }).catch((e: unknown) => e as Error);
+    const lockError = await failure(m.lock.acquire('x', { ttl: 2000 }));
     expect(lockError.message).toMatch(/key "elsewhere\/locks\/x" \{ policy = "write" \}|key_prefix "elsewhere\/"/);
   });
 

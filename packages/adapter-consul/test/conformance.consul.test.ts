@@ -64,7 +64,7 @@ discoveryConformance(runner, {
           id: e.id,
           address: e.address,
           port: e.port,
-          check: { name: 'conformance', ttl: '10m', status: e.ready ? 'passing' : 'critical' },
+          check: { name: 'conformance', ttl: '10m', timeout: '5s', status: e.ready ? 'passing' : 'critical' },
         });
       },
       setReady: async (id, ready) => {

@@ -58,7 +58,7 @@ const operator = () => new Consul({ host: '127.0.0.1', port: Number(new URL(entr
   test('health: passing lists only ready instances; readyOnWarning counts warnings as ready', async () => {
     const service = uniqueName('muster-filter');
     const consul = operator();
-    const add = (id: string, status: string) => consul.agent.service.register({ name: service, id, port: 1, check: { name: 't', ttl: '10m', status } });
+    const add = (id: string, status: string) => consul.agent.service.register({ name: service, id, port: 1, check: { name: 't', ttl: '10m', timeout: '5s', status } });
     await add('ok', 'passing');
     await add('warn', 'warning');
     await add('down', 'critical');
@@ -76,7 +76,7 @@ const operator = () => new Consul({ host: '127.0.0.1', port: Number(new URL(entr
   test('a watch sees a check pass → fail → pass as updated events, and a tag change too', async () => {
     const service = uniqueName('muster-flip');
     const consul = operator();
-    await consul.agent.service.register({ name: service, id: 'flip', port: 1, tags: ['a'], check: { name: 't', ttl: '10m', status: 'passing' } });
+    await consul.agent.service.register({ name: service, id: 'flip', port: 1, tags: ['a'], check: { name: 't', ttl: '10m', timeout: '5s', status: 'passing' } });
     try {
       const d = await discovery({ minWatchInterval: '10ms' });
       const watch = d.watch(service)[Symbol.asyncIterator]();
@@ -87,7 +87,7 @@ const operator = () => new Consul({ host: '127.0.0.1', port: Number(new URL(entr
       await consul.agent.check.pass({ id: 'service:flip' });
       const passed = await nextMatching(watch, (e) => e.type === 'updated', 5000, 'updated (ready)');
       expect(passed.endpoints[0]!.ready).toBe(true);
-      await consul.agent.service.register({ name: service, id: 'flip', port: 1, tags: ['b'], check: { name: 't', ttl: '10m', status: 'passing' } });
+      await consul.agent.service.register({ name: service, id: 'flip', port: 1, tags: ['b'], check: { name: 't', ttl: '10m', timeout: '5s', status: 'passing' } });
       const retagged = await nextMatching(watch, (e) => e.type === 'updated', 5000, 'updated (tags)');
       expect(retagged.endpoints[0]!.metadata.tags).toBe('b');
       await watch.return?.();

@@ -11,7 +11,6 @@ import { createInterface } from 'node:readline';
 import { createMuster, type Muster } from '@muster/core';
 import { eventually } from '@muster/core/testing';
 import { createNamespace, deleteNamespace, entry } from './k8s-testenv.js';
-// @ts-expect-error: plain JavaScript module without types
 import { ELECTOR_VERSION, buildElector } from '../../../scripts/testenv/servers/k8s.mjs';
 
 const cache = process.env.MUSTER_TESTENV_CACHE || join(homedir(), '.cache', 'muster-testenv');

@@ -12,7 +12,6 @@ import { eventually } from '@muster/core/testing';
 import { connect, endpointSlices, isGone, type KubeClient } from '../src/client.js';
 import { EndpointSliceDiscovery } from '../src/discovery.js';
 import { adminConfig, createNamespace, deleteNamespace, entry } from './k8s-testenv.js';
-// @ts-expect-error: plain JavaScript module without types
 import { compactEtcd } from '../../../scripts/testenv/servers/k8s.mjs';
 
 const describeK8s = entry ? describe : describe.skip;

@@ -2,7 +2,17 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, createMuster, MusterError, type Muster } from '../src/index.js';
+import {
+  ConfigError,
+  createMuster,
+  defineAdapter,
+  EventChannel,
+  MusterError,
+  s,
+  type Discovery,
+  type DiscoveryEvent,
+  type Muster,
+} from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'muster-runtime-'));
 function file(name: string, text: string): string {
@@ -180,15 +190,20 @@ describe('adapter resolution', () => {
 
 describe('adapters passed in', () => {
   it('an adapter given in options wins over resolution by name, and nothing is imported for it', async () => {
-    const { defineAdapter, s } = await import('../src/index.js');
-    const { StaticDiscovery } = await import('../../adapter-static/src/discovery.js');
     let created = 0;
     const bundled = defineAdapter({
       name: 'bundled',
       options: s.object({}),
       discovery: () => {
         created++;
-        return new StaticDiscovery({ members: [], baseDir: '.' });
+        const discovery: Discovery = {
+          list: async () => [],
+          watch: () => new EventChannel<DiscoveryEvent>(() => undefined),
+          register: async () => undefined,
+          deregister: async () => undefined,
+          close: async () => undefined,
+        };
+        return discovery;
       },
     });
     const muster = await createMuster({ discovery: { adapter: 'not-a-real-package' } }, { adapters: { 'not-a-real-package': bundled } });

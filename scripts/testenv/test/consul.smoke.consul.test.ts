@@ -49,7 +49,7 @@ async function registerAndCheck(entry: ConsulEntry, token?: string): Promise<voi
   try {
     const instances = await passingInstances(entry, service, token);
     expect(instances.map((i) => i.Service.ID)).toEqual([id]);
-    expect(instances[0].Checks.some((c) => c.ServiceID === id && c.Status === 'passing')).toBe(true);
+    expect(instances[0]!.Checks.some((c) => c.ServiceID === id && c.Status === 'passing')).toBe(true);
 
     // Renewing the TTL goes through the agent's check endpoint; the instance stays passing.
     await consul.agent.check.pass({ id: `service:${id}`, note: 'renewed' });

@@ -18,8 +18,9 @@ export function sameValue(a: unknown, b: unknown): boolean {
 /**
  * The current endpoints of one watched service. `replace()` takes a full new view (a relist, a
  * resync, a blocking-query answer) and returns the change events that lead from the old view to
- * it, each carrying the snapshot as it stands after that change. Adapters feed it whole views, so
- * a missed backend event heals at the next view.
+ * it. Every event of one call carries the same snapshot: the state after the whole view was
+ * applied (one sort per view, not one per change, so a 10k-endpoint relist stays linear-ish).
+ * Adapters feed it whole views, so a missed backend event heals at the next view.
  */
 export class EndpointSet {
   #byId = new Map<string, Endpoint>();
@@ -29,24 +30,26 @@ export class EndpointSet {
     return this.#sorted;
   }
 
+  /** Sets the state without reporting changes (the first view of a watch is a snapshot). */
+  reset(next: readonly Endpoint[]): void {
+    this.#byId = new Map(next.map((e) => [e.id, e]));
+    this.#sorted = [...this.#byId.values()].sort(byId);
+  }
+
   replace(next: readonly Endpoint[]): DiscoveryEvent[] {
     const incoming = new Map<string, Endpoint>();
     for (const e of next) incoming.set(e.id, e);
-    const events: DiscoveryEvent[] = [];
-    const current = new Map(this.#byId);
-    const emit = (type: 'added' | 'updated' | 'removed', endpoint: Endpoint) => {
-      if (type === 'removed') current.delete(endpoint.id);
-      else current.set(endpoint.id, endpoint);
-      events.push({ type, endpoint, endpoints: [...current.values()].sort(byId) });
-    };
-    for (const old of [...this.#byId.values()].sort(byId)) if (!incoming.has(old.id)) emit('removed', old);
+    const changes: { type: 'added' | 'updated' | 'removed'; endpoint: Endpoint }[] = [];
+    for (const old of this.#sorted) if (!incoming.has(old.id)) changes.push({ type: 'removed', endpoint: old });
     for (const e of [...incoming.values()].sort(byId)) {
       const old = this.#byId.get(e.id);
-      if (!old) emit('added', e);
-      else if (!sameValue(old, e)) emit('updated', e);
+      if (!old) changes.push({ type: 'added', endpoint: e });
+      else if (old !== e && !sameValue(old, e)) changes.push({ type: 'updated', endpoint: e });
     }
-    this.#byId = current;
-    this.#sorted = [...current.values()].sort(byId);
-    return events;
+    if (changes.length === 0) return [];
+    this.#byId = incoming;
+    this.#sorted = [...incoming.values()].sort(byId);
+    const endpoints = this.#sorted;
+    return changes.map((c) => ({ ...c, endpoints }));
   }
 }

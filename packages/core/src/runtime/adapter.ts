@@ -18,16 +18,16 @@ export interface AdapterContext {
   readonly describe: (path: readonly (string | number)[]) => string;
 }
 
-type Factory<O, P> = (options: O, context: AdapterContext) => P | Promise<P>;
-
 export interface AdapterDefinition<O = unknown> {
   /** Short name used in messages (`static`, `kubernetes`). */
   readonly name: string;
   /** Validates and converts `options:` (durations to ms, defaults filled in). */
   readonly options: Schema<O>;
-  readonly discovery?: Factory<O, Discovery>;
-  readonly lock?: Factory<O, Lock>;
-  readonly heartbeat?: Factory<O, HeartbeatStore>;
+  // Method signatures (not function-typed properties) so that an adapter for any options type is
+  // assignable to DefinedAdapter<unknown>, as the runtime holds them.
+  discovery?(options: O, context: AdapterContext): Discovery | Promise<Discovery>;
+  lock?(options: O, context: AdapterContext): Lock | Promise<Lock>;
+  heartbeat?(options: O, context: AdapterContext): HeartbeatStore | Promise<HeartbeatStore>;
 }
 
 export interface DefinedAdapter<O = unknown> extends AdapterDefinition<O> {
