@@ -560,3 +560,22 @@ class RecordingRelay {
     expect([...inetCells].sort()).toEqual(ids.map(hostOf).sort());
   });
 });
+
+(backend ? describe : describe.skip)('peersV2: false (for drivers of old backends)', () => {
+  let running: RunningProxy;
+  beforeAll(async () => {
+    running = await startProxy(backend!, { id: 'proxy-old', host: '127.0.0.5', proxy: { peersV2: false } });
+  }, TIMEOUT);
+  afterAll(async () => running?.stop(), TIMEOUT);
+
+  it.each([4, 5])('v%i: system.peers_v2 is an unconfigured table, system.peers still answers', async (version) => {
+    const cql = await Cql.open(running.address, version);
+    expect((await cql.startup()).opcode).toBe(Opcode.READY);
+    expect(invalid(await cql.query('SELECT * FROM system.peers_v2'))).toMatch(/unconfigured table peers_v2/);
+    const prepared = await cql.prepare('SELECT * FROM system.peers_v2 WHERE peer = :address AND peer_port = :port');
+    expect('code' in prepared && prepared.code).toBe(ErrorCode.INVALID);
+    expect(rows(await cql.query('SELECT * FROM system.peers'))).toEqual([]);
+    expect(rows(await cql.query('SELECT rpc_address FROM system.local'))).toEqual([{ rpc_address: '127.0.0.5' }]);
+    cql.close();
+  });
+});
