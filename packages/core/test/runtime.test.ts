@@ -212,3 +212,14 @@ describe('adapters passed in', () => {
     expect(muster.adapters.discovery).toBe('bundled');
   });
 });
+
+describe('the inversify container', () => {
+  it('is created on first use, with the ports bound', async () => {
+    const { LockId } = await import('../src/index.js');
+    const muster = await createMuster({ lock: { adapter: 'static' } });
+    expect(muster.container).toBe(muster.container);
+    expect(muster.container.get(LockId)).toBe(muster.lock);
+    expect(muster.container.isBound(LockId)).toBe(true);
+    await muster.close();
+  });
+});

@@ -1,4 +1,5 @@
-import { Container } from 'inversify';
+import { createRequire } from 'node:module';
+import type { Container } from 'inversify';
 import { systemClock, type Clock } from '../clock.js';
 import { PortNotConfiguredError } from '../errors.js';
 import { DiscoveryId, type Discovery } from '../ports/discovery.js';
@@ -23,32 +24,39 @@ const identifiers = { discovery: DiscoveryId, lock: LockId, heartbeat: Heartbeat
 
 const sectionSchema = s.object({ adapter: s.string({ minLength: 1 }), options: s.optional(s.unknown()) });
 
+// inversify costs more at start than the rest of Muster together; it is loaded (synchronously,
+// through its CommonJS build) only when someone asks for the container.
+const require = createRequire(import.meta.url);
+
 /**
  * A running Muster: the ports the config selected, bound in an inversify container. Close it (or
  * `await using`) to release leases, end watches and clear timers, in reverse order of creation.
  */
 export class Muster implements AsyncDisposable {
-  /** Bind your own services here; the ports are bound under DiscoveryId, LockId, HeartbeatStoreId. */
-  readonly container: Container;
   readonly config: ConfigSource;
   /** Which adapter serves each configured port. */
   readonly adapters: Readonly<Partial<Record<PortName, string>>>;
   readonly #ports: Partial<PortTypes>;
   readonly #order: PortName[];
+  #container: Container | undefined;
   #closed: Promise<void> | undefined;
 
-  constructor(
-    container: Container,
-    config: ConfigSource,
-    ports: Partial<PortTypes>,
-    order: PortName[],
-    adapters: Partial<Record<PortName, string>>,
-  ) {
-    this.container = container;
+  constructor(config: ConfigSource, ports: Partial<PortTypes>, order: PortName[], adapters: Partial<Record<PortName, string>>) {
     this.config = config;
     this.#ports = ports;
     this.#order = order;
     this.adapters = adapters;
+  }
+
+  /** Bind your own services here; the ports are bound under DiscoveryId, LockId, HeartbeatStoreId. */
+  get container(): Container {
+    if (!this.#container) {
+      const { Container: InversifyContainer } = require('inversify') as typeof import('inversify');
+      const container = new InversifyContainer();
+      for (const name of this.#order) container.bind(identifiers[name]).toConstantValue(this.#ports[name] as never);
+      this.#container = container;
+    }
+    return this.#container;
   }
 
   #port<P extends PortName>(name: P): PortTypes[P] {
@@ -121,7 +129,6 @@ export async function createMuster(input: string | URL | MusterConfig | ConfigSo
   const ports: Partial<PortTypes> = {};
   const order: PortName[] = [];
   const adapters: Partial<Record<PortName, string>> = {};
-  const container = new Container();
   try {
     for (const [port, section] of sections) {
       const adapter = loaded.get(section.adapter)!;
@@ -148,11 +155,10 @@ export async function createMuster(input: string | URL | MusterConfig | ConfigSo
       (ports as Record<PortName, unknown>)[port] = instance;
       order.push(port);
       adapters[port] = adapter.name;
-      container.bind(identifiers[port]).toConstantValue(instance as never);
     }
   } catch (error) {
     for (const name of [...order].reverse()) await ports[name]!.close().catch(() => undefined);
     throw error;
   }
-  return new Muster(container, config, ports, order, adapters);
+  return new Muster(config, ports, order, adapters);
 }
