@@ -20,7 +20,9 @@ export interface BackendConnectionOptions extends BackendAddress {
 interface Pending {
   resolve(frame: Frame): void;
   reject(error: Error): void;
-  timer: NodeJS.Timeout | undefined;
+  /** When to answer with a timeout (ms since the epoch), if at all. */
+  deadline: number | undefined;
+  timeout: number | undefined;
   /** Answered with a timeout error already; a late reply only frees the id. */
   timedOut: boolean;
 }
@@ -42,6 +44,7 @@ export class BackendConnection {
   readonly #pending = new Map<number, Pending>();
   readonly #options: BackendConnectionOptions;
   #closed: Error | undefined | false = false;
+  #sweeper: NodeJS.Timeout | undefined;
   /** Time of the last frame received, for idle heartbeats. */
   lastActivity = Date.now();
 
@@ -101,19 +104,36 @@ export class BackendConnection {
     const stream = this.#ids.take();
     if (stream === undefined) return Promise.reject(new BackendConnectionError(`all stream ids to ${this.#label} are in flight`));
     return new Promise<Frame>((resolve, reject) => {
-      const pending: Pending = { resolve, reject, timer: undefined, timedOut: false };
+      const pending: Pending = { resolve, reject, deadline: undefined, timeout: options.timeout, timedOut: false };
       if (options.timeout) {
-        pending.timer = setTimeout(() => {
-          // The id stays reserved until the late answer arrives (or the connection closes), so a
-          // late answer can never be mistaken for the reply to a newer request.
-          pending.timedOut = true;
-          reject(new BackendConnectionError(`${this.#label} did not answer within ${options.timeout} ms`));
-        }, options.timeout);
+        pending.deadline = Date.now() + options.timeout;
+        this.#startSweeping(options.timeout);
       }
       this.#pending.set(stream, pending);
       const header = encodeFrameHeader({ version: this.version, response: false, flags: options.flags ?? 0, stream, opcode }, body.length);
       this.#send(header, body);
     });
+  }
+
+  /**
+   * One timer per connection checks deadlines, instead of one timer per request (which costs more
+   * than forwarding the request). Answers may come up to a quarter of the timeout late.
+   */
+  #startSweeping(timeout: number): void {
+    if (this.#sweeper) return;
+    this.#sweeper = setInterval(() => this.#sweep(), Math.max(10, Math.min(1000, timeout / 4)));
+    this.#sweeper.unref();
+  }
+
+  #sweep(): void {
+    const now = Date.now();
+    for (const pending of this.#pending.values()) {
+      if (pending.timedOut || pending.deadline === undefined || pending.deadline > now) continue;
+      // The id stays reserved until the late answer arrives (or the connection closes), so a late
+      // answer can never be mistaken for the reply to a newer request.
+      pending.timedOut = true;
+      pending.reject(new BackendConnectionError(`${this.#label} did not answer within ${pending.timeout} ms`));
+    }
   }
 
   #send(header: Buffer, body: Buffer): void {
@@ -163,7 +183,6 @@ export class BackendConnection {
       if (!pending) continue;
       this.#pending.delete(frame.stream);
       this.#ids.give(frame.stream);
-      clearTimeout(pending.timer);
       if (!pending.timedOut) pending.resolve(frame);
     }
   }
@@ -172,8 +191,8 @@ export class BackendConnection {
     if (this.#closed !== false) return;
     this.#closed = error;
     const failure = this.#closedError();
+    clearInterval(this.#sweeper);
     for (const [, pending] of this.#pending) {
-      clearTimeout(pending.timer);
       if (!pending.timedOut) pending.reject(failure);
     }
     this.#pending.clear();

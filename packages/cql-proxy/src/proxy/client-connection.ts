@@ -4,6 +4,7 @@ import { ErrorCode, ProtocolError, UnsupportedVersionError } from '../protocol/e
 import { canEncodeSchemaChange, encodeEvent, type Event } from '../protocol/event.js';
 import { encodeFrameHeader, FrameDecoder, FrameFlag, Opcode, type Frame } from '../protocol/frame.js';
 import { decodeExecute, decodePrepare, decodeQuery, decodeRegister, decodeStartup, encodePrepare } from '../protocol/requests.js';
+import { Reader } from '../protocol/reader.js';
 import { encodeSupported } from '../protocol/responses.js';
 import { encodeResult, type Result } from '../protocol/result.js';
 import { encodeSegments, SegmentedFrameDecoder } from '../protocol/segment.js';
@@ -142,7 +143,11 @@ export class ClientConnection {
         return this.#send(frame, Opcode.READY, Buffer.alloc(0));
       }
       case Opcode.QUERY: {
-        const query = decodeQuery(this.#body(frame), frame.version);
+        // The hot path reads only the statement text; parameters are decoded for our own tables.
+        const body = this.#body(frame);
+        const text = new Reader(body).readLongString();
+        if (!this.#context.intercept.targets(text, this.#keyspace, frame.version)) return this.#forward(frame, started);
+        const query = decodeQuery(body, frame.version);
         const answer = this.#context.intercept.query(query.query, query.parameters.keyspace ?? this.#keyspace, query.parameters, this);
         if (answer) return this.#answer(frame, answer, started, 'system');
         return this.#forward(frame, started);
@@ -155,7 +160,10 @@ export class ClientConnection {
         return this.#forward(frame, started, { query: prepare.query, keyspace });
       }
       case Opcode.EXECUTE: {
-        const execute = decodeExecute(this.#body(frame), frame.version);
+        const body = this.#body(frame);
+        const id = new Reader(body).readShortBytes();
+        if (!this.#context.intercept.owns(id)) return this.#forward(frame, started, undefined, id);
+        const execute = decodeExecute(body, frame.version);
         const answer = this.#context.intercept.execute(execute.id, execute.parameters, this);
         if (answer) return this.#answer(frame, answer, started, 'system');
         return this.#forward(frame, started, undefined, execute.id);
@@ -224,7 +232,7 @@ export class ClientConnection {
       if (prepare && response.opcode === Opcode.RESULT) this.#rememberPrepared(response, prepare);
       if (response.opcode === Opcode.RESULT && frame.opcode === Opcode.QUERY) this.#trackKeyspace(response);
       this.#write(frame.stream, response.opcode, response.flags, response.body);
-      metrics.requestDuration.observe({ kind: 'forwarded' }, Number(process.hrtime.bigint() - started) / 1e9);
+      metrics.forwardedDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
       return response.opcode;
     } finally {
       this.#inFlight--;

@@ -8,6 +8,10 @@ import type { PreparedCache } from './prepared-cache.js';
 
 /** Answers for the system tables; undefined means "not a system-table statement: forward it". */
 export interface SystemTableIntercept {
+  /** Cheap: whether a QUERY's text may target our tables (then the whole request is decoded). */
+  targets(query: string, keyspace: string | undefined, version: number): boolean;
+  /** Whether `id` names a statement the proxy prepared itself. */
+  owns(id: Buffer): boolean;
   query(query: string, keyspace: string | undefined, parameters: QueryParameters, client: ClientConnection): LocalAnswer | undefined;
   prepare(query: string, keyspace: string | undefined, client: ClientConnection): LocalAnswer | undefined;
   execute(id: Buffer, parameters: QueryParameters, client: ClientConnection): LocalAnswer | undefined;

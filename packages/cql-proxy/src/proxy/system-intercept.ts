@@ -69,6 +69,15 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
   });
 
   return {
+    targets(text, keyspace, version) {
+      // v5 may name the keyspace in the parameters: a bare `local` or `peers` is then worth decoding.
+      return isSystemTableQuery(text, keyspace) || (version >= 5 && /\b(local|peers(_v2)?)\b/i.test(text));
+    },
+
+    owns(id) {
+      return prepared.has(id.toString('hex'));
+    },
+
     query(text, keyspace, parameters, client) {
       if (!isSystemTableQuery(text, keyspace)) return undefined;
       const parsed = parseSystemQuery(text, keyspace);
