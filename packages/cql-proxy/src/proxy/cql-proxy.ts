@@ -17,7 +17,6 @@ import { BackendPool } from './backend-pool.js';
 import { ClientConnection } from './client-connection.js';
 import { frameCompression } from '../protocol/compression.js';
 import type { ProxyContext, SystemTableIntercept } from './context.js';
-import { membershipEvents } from './membership-events.js';
 import { MembershipService } from './membership-service.js';
 import { PreparedCache } from './prepared-cache.js';
 import { createSystemTableIntercept } from './system-intercept.js';
@@ -134,13 +133,13 @@ export class CqlProxy {
         ...(this.config.dataCenter ? { dc: this.config.dataCenter } : {}),
         rack: this.config.rack,
       }),
-      membership: () => ({
+      membership: {
         clusterName: this.config.clusterName ?? this.#backend.view.clusterName,
         defaultDc: this.config.dataCenter ?? this.#backend.view.localDataCenter,
         defaultRack: this.config.rack,
         tokens: { mode: this.config.tokens.mode, perMember: this.config.tokens.perInstance },
         requireHeartbeat: heartbeat !== undefined,
-      }),
+      },
       payload: () => ({
         address: this.config.advertise?.address ?? this.config.listen.host,
         port: this.config.advertise?.port ?? this.port,
@@ -149,7 +148,7 @@ export class CqlProxy {
         startedAt,
         draining: this.#draining,
       }),
-      onChange: (previous, next) => this.#membershipChanged(previous, next),
+      onChange: (view, events) => this.#membershipChanged(view, events),
       onError: (error) => {
         this.metrics.discoveryErrors.inc();
         this.#log.warn({ err: error }, 'membership source failed; keeping the last known members');
@@ -180,26 +179,26 @@ export class CqlProxy {
     this.metrics.clientConnections.inc();
   }
 
-  #membershipChanged(previous: VirtualView | undefined, next: VirtualView): void {
-    const members = next.members;
+  #membershipChanged(view: VirtualView, events: readonly Event[]): void {
+    const members = view.members;
     this.metrics.membershipChanges.inc();
     this.metrics.membershipSize.set({ state: 'up' }, members.filter((m) => m.up).length);
     this.metrics.membershipSize.set({ state: 'down' }, members.filter((m) => !m.up).length);
-    // The tables already answer from `next` (the service stored it before calling us): events go out after.
-    if (previous) this.#log.info({ members: members.map((m) => `${m.id}${m.up ? '' : ' (down)'}`) }, 'membership changed');
-    for (const event of membershipEvents(previous, next)) {
+    if (events.length > 0) this.#log.info({ members: members.map((m) => `${m.id}${m.up ? '' : ' (down)'}`) }, 'membership changed');
+    // The tables already answer from `view` (the tracker published it before calling us): events go out after.
+    for (const event of events) {
       for (const client of this.#clients) client.pushEvent(event);
     }
   }
 
   readiness() {
     const backend = this.#backend.connected;
-    const registered = this.#membership?.current?.members.some((m) => m.self) ?? false;
+    const registered = this.#membership?.view !== undefined;
     return { ready: backend && registered && !this.#draining, checks: { backend, registered, draining: this.#draining } };
   }
 
   topology() {
-    const members: readonly VirtualMember[] = this.#membership?.current?.members ?? [];
+    const members: readonly VirtualMember[] = this.#membership?.view?.members ?? [];
     return {
       instanceId: this.config.instanceId,
       tokenMode: this.config.tokens.mode,
@@ -227,7 +226,7 @@ export class CqlProxy {
   async stop(): Promise<void> {
     if (this.#draining) return;
     this.#draining = true;
-    this.#membership?.recompute();
+    this.#membership?.selfChanged();
     await this.#membership
       ?.leave()
       .catch((error: unknown) => this.#log.warn({ err: error }, 'could not remove the heartbeat; peers will notice through its ttl'));

@@ -1,65 +1,68 @@
-import { debounceDiscovery, type Discovery, type Endpoint, type HeartbeatStore, type MemberHeartbeat } from '@muster/core';
+import type { Discovery, HeartbeatStore } from '@muster/core';
 import type { ProxyConfig } from '../config.js';
-import { deriveMembership, type Membership, type MembershipOptions, type SelfIdentity } from '../virtual/membership.js';
-import { advanceView, type VirtualView } from '../virtual/view.js';
+import type { Event } from '../protocol/event.js';
+import type { MembershipOptions, SelfIdentity } from '../virtual/membership.js';
+import { MembershipTracker } from '../virtual/tracker.js';
+import type { VirtualView } from '../virtual/view.js';
 
 export interface MembershipServiceOptions {
   readonly config: ProxyConfig;
   readonly discovery: Discovery;
   readonly heartbeat: HeartbeatStore | undefined;
   readonly self: () => SelfIdentity;
-  readonly membership: () => MembershipOptions;
+  readonly membership: MembershipOptions;
   /** Runtime facts beaten into this instance's heartbeat payload. */
   readonly payload: () => Record<string, string | number | boolean>;
-  /** Called after `view` already answers with `next`: tables first, then events. */
-  readonly onChange: (previous: VirtualView | undefined, next: VirtualView) => void;
+  /** Called once `view` already answers with the new view: tables first, then these events. */
+  readonly onChange: (view: VirtualView, events: readonly Event[]) => void;
   readonly onError: (error: unknown) => void;
 }
 
 /**
- * Keeps the virtual cluster's member list current: watches Discovery (debounced, so flaps produce
- * nothing) and the HeartbeatStore (stale members go DOWN even while Discovery lists them), beats
- * this instance's own heartbeat, and re-derives everything periodically so a missed event heals.
+ * Keeps the virtual cluster's member list current. Discovery and the HeartbeatStore feed a
+ * MembershipTracker, which debounces flaps of either (a member that blinks within the window sends
+ * nothing), takes stale heartbeats as DOWN even while Discovery lists the member, and diffs against
+ * what clients were last told. This instance beats its own heartbeat, and everything is re-listed
+ * periodically so a missed watch event heals.
  */
 export class MembershipService {
   readonly #options: MembershipServiceOptions;
   readonly #stop = new AbortController();
-  #endpoints: readonly Endpoint[] = [];
-  #heartbeats: readonly MemberHeartbeat[] = [];
-  #current: Membership | undefined;
-  #view: VirtualView | undefined;
+  readonly #tracker: MembershipTracker;
   #timers: NodeJS.Timeout[] = [];
-  #leaving = false;
   #loops: Promise<void>[] = [];
+  #leaving = false;
 
   constructor(options: MembershipServiceOptions) {
     this.#options = options;
-  }
-
-  get current(): Membership | undefined {
-    return this.#current;
+    this.#tracker = new MembershipTracker({
+      self: options.self(),
+      membership: options.membership,
+      flapWindow: options.config.events.debounce,
+      maxDelay: options.config.events.maxDelay,
+      onUpdate: ({ view, events }) =>
+        options.onChange(
+          view,
+          events.map(({ type, change, address }) => ({ type, change, address })),
+        ),
+    });
   }
 
   /** What the system tables show now. */
   get view(): VirtualView | undefined {
-    return this.#view;
+    return this.#tracker.view;
   }
 
-  /** Lists both sources once (so the first answer is complete), then keeps watching. */
+  /** Lists both sources once (so the first view is complete), then keeps watching. */
   async start(): Promise<void> {
-    const { config, discovery, heartbeat } = this.#options;
+    const { config, heartbeat } = this.#options;
     await this.beat();
-    [this.#endpoints, this.#heartbeats] = await Promise.all([
-      discovery.list(config.service, { signal: this.#stop.signal }),
-      heartbeat ? heartbeat.list(this.#group, { signal: this.#stop.signal }) : Promise.resolve([]),
-    ]);
-    this.recompute();
+    await this.#reconcile();
+    this.#tracker.flush();
     this.#loops.push(this.#watchDiscovery());
     if (heartbeat) this.#loops.push(this.#watchHeartbeats(heartbeat));
     this.#every(config.heartbeat.interval, () => this.beat());
     this.#every(config.events.reconcile, () => this.#reconcile());
-    // Liveness is judged on the local clock: re-derive often enough to notice a stale member.
-    this.#every(Math.max(100, Math.min(config.heartbeat.ttl / 4, 1000)), async () => this.recompute());
   }
 
   get #group(): string {
@@ -68,7 +71,9 @@ export class MembershipService {
 
   #every(ms: number, task: () => Promise<void>): void {
     const timer = setInterval(() => {
-      task().catch((error: unknown) => this.#options.onError(error));
+      task().catch((error: unknown) => {
+        if (!this.#stop.signal.aborted) this.#options.onError(error);
+      });
     }, ms);
     timer.unref();
     this.#timers.push(timer);
@@ -84,17 +89,18 @@ export class MembershipService {
     });
   }
 
+  /** Self's state changed (draining): re-derive now. */
+  selfChanged(): void {
+    this.#tracker.setSelf(this.#options.self());
+    this.#tracker.flush();
+  }
+
   async #watchDiscovery(): Promise<void> {
     const { config, discovery } = this.#options;
-    const events = debounceDiscovery(discovery.watch(config.service, { signal: this.#stop.signal }), {
-      quietPeriod: config.events.debounce,
-      maxDelay: config.events.maxDelay,
-    });
     try {
-      for await (const event of events) {
+      for await (const event of discovery.watch(config.service, { signal: this.#stop.signal })) {
         if (event.type === 'degraded') this.#options.onError(event.error);
-        this.#endpoints = event.endpoints;
-        this.recompute();
+        this.#tracker.setEndpoints(event.endpoints);
       }
     } catch (error) {
       if (!this.#stop.signal.aborted) this.#options.onError(error);
@@ -105,8 +111,7 @@ export class MembershipService {
     try {
       for await (const event of store.watch(this.#group, { signal: this.#stop.signal })) {
         if (event.type === 'degraded') this.#options.onError(event.error);
-        this.#heartbeats = event.members;
-        this.recompute();
+        this.#tracker.setHeartbeats(event.members);
       }
     } catch (error) {
       if (!this.#stop.signal.aborted) this.#options.onError(error);
@@ -117,25 +122,9 @@ export class MembershipService {
     const { config, discovery, heartbeat } = this.#options;
     const [endpoints, heartbeats] = await Promise.all([
       discovery.list(config.service, { signal: this.#stop.signal }),
-      heartbeat ? heartbeat.list(this.#group, { signal: this.#stop.signal }) : Promise.resolve(this.#heartbeats),
+      heartbeat ? heartbeat.list(this.#group, { signal: this.#stop.signal }) : Promise.resolve([]),
     ]);
-    this.#endpoints = endpoints;
-    this.#heartbeats = heartbeats;
-    this.recompute();
-  }
-
-  /** Derives the member list from what is known now and reports it if it changed. */
-  recompute(): void {
-    if (this.#stop.signal.aborted) return;
-    const next = deriveMembership(
-      { self: this.#options.self(), endpoints: this.#endpoints, heartbeats: this.#heartbeats, now: Date.now() },
-      this.#options.membership(),
-    );
-    if (this.#current && sameMembers(this.#current, next)) return;
-    this.#current = next;
-    const previous = this.#view;
-    this.#view = advanceView(previous, next);
-    this.#options.onChange(previous, this.#view);
+    this.#tracker.reconcile({ endpoints, heartbeats });
   }
 
   /**
@@ -151,23 +140,7 @@ export class MembershipService {
   async close(): Promise<void> {
     this.#stop.abort();
     for (const timer of this.#timers) clearInterval(timer);
+    this.#tracker.close();
     await Promise.allSettled(this.#loops);
   }
-}
-
-function sameMembers(a: Membership, b: Membership): boolean {
-  if (a.members.length !== b.members.length) return false;
-  return a.members.every((m, i) => {
-    const o = b.members[i]!;
-    return (
-      m.id === o.id &&
-      m.address === o.address &&
-      m.nativePort === o.nativePort &&
-      m.up === o.up &&
-      m.dc === o.dc &&
-      m.rack === o.rack &&
-      m.hostId === o.hostId &&
-      m.tokens.join() === o.tokens.join()
-    );
-  });
 }

@@ -90,6 +90,8 @@ async function until<T>(what: string, check: () => T | undefined | false, ms = 3
   it(
     'the driver discovers all three from system.peers and opens pools to each',
     async () => {
+      // Instances that started after the first reach it as NEW_NODE once their heartbeats are seen.
+      await until("all three in the driver's metadata", () => client.hosts.length === 3);
       expect(client.hosts.keys().sort()).toEqual(ids.map(address).sort());
       await until('pools to all three', () => connected().length === 3);
       const hosts = client.hosts.values();
