@@ -98,5 +98,7 @@ if (RUNS > 0) {
   }
   await contender.close();
   console.log(`lock failover after SIGKILL (ttl ${TTL} ms, lock-delay ${LOCK_DELAY} ms, ${RUNS} runs): ${summary(failovers)}`);
-  console.log(`  expected: Consul invalidates a session 2 × ttl after its last renewal (renewed every ttl/3), then lock-delay; Consul's default lock-delay of 15 s would add 15000 ms`);
+  console.log(
+    `  expected: Consul invalidates a session 2 × ttl after its last renewal (renewed every ttl/3), then lock-delay; Consul's default lock-delay of 15 s would add 15000 ms`,
+  );
 }

@@ -43,9 +43,14 @@ proxy:
   log: { level: warn }
 `,
   );
-  const child = spawn(process.execPath, [join(here, '../../packages/cql-proxy/dist/cli.js'), '--config', config], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn(process.execPath, [join(here, '../../packages/cql-proxy/dist/cli.js'), '--config', config], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   for (let i = 0; i < 100; i++) {
-    const ready = await fetch(`http://127.0.0.1:${http}/health/readiness`).then((r) => r.ok, () => false);
+    const ready = await fetch(`http://127.0.0.1:${http}/health/readiness`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) return { child, address: `127.0.0.1:${port}` };
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -54,7 +59,11 @@ proxy:
 }
 
 async function load(contactPoint, label) {
-  const client = new cassandra.Client({ contactPoints: [contactPoint], localDataCenter: backend.localDataCenter, pooling: { coreConnectionsPerHost: { [cassandra.types.distance.local]: 2 } } });
+  const client = new cassandra.Client({
+    contactPoints: [contactPoint],
+    localDataCenter: backend.localDataCenter,
+    pooling: { coreConnectionsPerHost: { [cassandra.types.distance.local]: 2 } },
+  });
   await client.connect();
   await client.execute("CREATE KEYSPACE IF NOT EXISTS bench WITH replication = {'class':'SimpleStrategy','replication_factor':1}");
   await client.execute('CREATE TABLE IF NOT EXISTS bench.kv (k int PRIMARY KEY, v text)');
@@ -99,8 +108,11 @@ try {
 const best = (xs) => xs.reduce((a, b) => (b.ops > a.ops ? b : a));
 const d = best(results.direct);
 const p = best(results.proxy);
-const fmt = (x) => `${x.label.padEnd(7)} ${x.ops.toFixed(0).padStart(8)} ops/s  p50 ${x.p50.toFixed(3)} ms  p99 ${x.p99.toFixed(3)} ms  p999 ${x.p999.toFixed(3)} ms  errors ${x.errors}`;
-console.log(`bench/proxy: cassandra-driver, ${concurrency} concurrent, 50/50 prepared read/write, ${seconds} s per phase, best of ${rounds} rounds`);
+const fmt = (x) =>
+  `${x.label.padEnd(7)} ${x.ops.toFixed(0).padStart(8)} ops/s  p50 ${x.p50.toFixed(3)} ms  p99 ${x.p99.toFixed(3)} ms  p999 ${x.p999.toFixed(3)} ms  errors ${x.errors}`;
+console.log(
+  `bench/proxy: cassandra-driver, ${concurrency} concurrent, 50/50 prepared read/write, ${seconds} s per phase, best of ${rounds} rounds`,
+);
 console.log(fmt(d));
 console.log(fmt(p));
 console.log(`ratio: throughput ${(p.ops / d.ops).toFixed(3)} (goal ≥ 0.90), added p99 ${(p.p99 - d.p99).toFixed(3)} ms (goal ≤ 0.3 ms)`);

@@ -69,7 +69,9 @@ export interface ConsulResponse<T> {
 const backend = 'consul';
 
 /** Consul's own env variables, so a process configured for the consul CLI needs no extra options. */
-export function connectionFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<ConsulConnectionOptions> & { caFile?: string; certFile?: string; keyFile?: string } {
+export function connectionFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+): Partial<ConsulConnectionOptions> & { caFile?: string; certFile?: string; keyFile?: string } {
   const out: Record<string, string> = {};
   const pick = (key: string, name: string) => {
     const v = env[name];
@@ -190,7 +192,11 @@ export class ConsulClient {
     } catch (cause) {
       if (options.signal?.aborted) throw abortErrorFrom(options.signal, options.purpose);
       if (timer.aborted) {
-        throw new BackendError(backend, `${options.purpose}: no answer from the agent at ${this.address} within ${Math.round(timeout)} ms`, { cause });
+        throw new BackendError(
+          backend,
+          `${options.purpose}: no answer from the agent at ${this.address} within ${Math.round(timeout)} ms`,
+          { cause },
+        );
       }
       const code = (cause as NodeJS.ErrnoException).code ?? '';
       throw new BackendError(backend, `${options.purpose}: ${unreachable(this.address, code, (cause as Error).message)}`, { cause });
@@ -218,7 +224,11 @@ export class ConsulClient {
   async #noPathToDatacenter(status: number, text: string, options: ConsulRequest): Promise<BackendError> {
     let known: string[] | undefined;
     try {
-      const res = await this.call<string[]>('GET', '/v1/catalog/datacenters', { local: true, purpose: 'list datacenters', signal: AbortSignal.timeout(2000) });
+      const res = await this.call<string[]>('GET', '/v1/catalog/datacenters', {
+        local: true,
+        purpose: 'list datacenters',
+        signal: AbortSignal.timeout(2000),
+      });
       known = Array.isArray(res.body) ? res.body : undefined;
     } catch {
       known = undefined;
@@ -231,7 +241,11 @@ export class ConsulClient {
         { status: 400 },
       );
     }
-    return new BackendError(backend, `${options.purpose}: the servers of datacenter '${dc}' cannot be reached from the agent at ${this.address} now (${text})`, { status });
+    return new BackendError(
+      backend,
+      `${options.purpose}: the servers of datacenter '${dc}' cannot be reached from the agent at ${this.address} now (${text})`,
+      { status },
+    );
   }
 
   /**
@@ -262,12 +276,21 @@ export class ConsulClient {
       );
     }
     if (status === 400 && /Namespaces|Admin Partitions|partition/i.test(text)) {
-      return new BackendError(backend, `${what}: the agent refused namespace/partition (${text}); these are Consul Enterprise features, drop them for an OSS agent`, { status });
+      return new BackendError(
+        backend,
+        `${what}: the agent refused namespace/partition (${text}); these are Consul Enterprise features, drop them for an OSS agent`,
+        { status },
+      );
     }
     return new BackendError(backend, `${what}: HTTP ${status}${text ? `: ${text.slice(0, 300)}` : ''}`, { status });
   }
 
-  #send(method: string, url: URL, body: string | undefined, signal: AbortSignal): Promise<{ status: number; text: string; headers: IncomingMessage['headers'] }> {
+  #send(
+    method: string,
+    url: URL,
+    body: string | undefined,
+    signal: AbortSignal,
+  ): Promise<{ status: number; text: string; headers: IncomingMessage['headers'] }> {
     return new Promise((resolvePromise, reject) => {
       const headers: Record<string, string> = {};
       if (this.#token) headers['X-Consul-Token'] = this.#token;
@@ -278,7 +301,9 @@ export class ConsulClient {
       const req = this.#request(url, { method, headers, agent: this.#agent, signal }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
+        res.on('end', () =>
+          resolvePromise({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), headers: res.headers }),
+        );
         res.on('error', reject);
       });
       req.on('error', reject);

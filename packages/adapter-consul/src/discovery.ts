@@ -128,7 +128,7 @@ export class ConsulDiscovery implements Discovery {
     let started = false;
     let degraded = false;
     const delay = this.#options.retryDelay ?? ((attempt: number) => backoffDelay(attempt));
-    for (let attempt = 0; !signal.aborted; ) {
+    for (let attempt = 0; !signal.aborted;) {
       try {
         const views = blockingViews((index, wait) => this.#query(service, signal, index, wait), {
           signal,
@@ -252,9 +252,7 @@ export class ConsulDiscovery implements Discovery {
     if (this.#closing.signal.aborted) return;
     this.#closing.abort(new ClosedError('Consul discovery'));
     // Deregistering first means peers stop routing here before this process goes away.
-    const deregistered = this.#registered
-      ? this.deregister().catch(() => undefined)
-      : Promise.resolve();
+    const deregistered = this.#registered ? this.deregister().catch(() => undefined) : Promise.resolve();
     await Promise.allSettled([deregistered, ...this.#watches]);
     this.#client.close();
   }

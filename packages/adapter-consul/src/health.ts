@@ -6,7 +6,12 @@ import { byId, InvalidArgumentError, type Endpoint, type Registration } from '@m
 
 /** One element of `/v1/health/service/<name>`, the fields we read. */
 export interface HealthEntry {
-  readonly Node: { readonly Node: string; readonly Address: string; readonly Datacenter?: string; readonly Meta?: Record<string, string> | null };
+  readonly Node: {
+    readonly Node: string;
+    readonly Address: string;
+    readonly Datacenter?: string;
+    readonly Meta?: Record<string, string> | null;
+  };
   readonly Service: {
     readonly ID: string;
     readonly Service: string;
@@ -66,12 +71,17 @@ export function toEndpoints(entries: readonly HealthEntry[], options: { readyOnW
 /** Consul's rules for meta keys: letters, digits, `-` and `_`, at most 128 characters, no `consul-` prefix. */
 const metaKey = /^[A-Za-z0-9_-]{1,128}$/;
 
-export function toServiceDefinition(self: Registration, options: { checkTtl: number; deregisterCriticalAfter: number }): Record<string, unknown> {
+export function toServiceDefinition(
+  self: Registration,
+  options: { checkTtl: number; deregisterCriticalAfter: number },
+): Record<string, unknown> {
   const meta: Record<string, string> = { ...self.metadata };
   for (const [name, port] of Object.entries(self.ports ?? {})) meta[`port-${name}`] = String(port);
   for (const k of Object.keys(meta)) {
     if (!metaKey.test(k) || k.startsWith('consul-')) {
-      throw new InvalidArgumentError(`register(): metadata key ${JSON.stringify(k)} is not a valid Consul meta key (letters, digits, - and _, up to 128, not starting with consul-)`);
+      throw new InvalidArgumentError(
+        `register(): metadata key ${JSON.stringify(k)} is not a valid Consul meta key (letters, digits, - and _, up to 128, not starting with consul-)`,
+      );
     }
   }
   if (!self.service || !self.id) throw new InvalidArgumentError('register(): service and id must be non-empty');

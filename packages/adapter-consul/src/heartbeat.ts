@@ -1,10 +1,4 @@
-import {
-  BackendError,
-  SupersededError,
-  type HeartbeatBackend,
-  type HeartbeatRecord,
-  type JsonValue,
-} from '@muster/core';
+import { BackendError, SupersededError, type HeartbeatBackend, type HeartbeatRecord, type JsonValue } from '@muster/core';
 import { keyPath, type ConsulClient } from './client.js';
 import { createSession, destroySession, renewSession } from './session.js';
 import { blockingViews } from './blocking.js';
@@ -103,7 +97,11 @@ export class ConsulHeartbeatBackend implements HeartbeatBackend {
   async write(record: Omit<HeartbeatRecord, 'version'>, { signal }: { signal: AbortSignal }): Promise<void> {
     const key = this.#key(record.memberId);
     let mine = this.#written.get(record.memberId);
-    if (!mine) this.#written.set(record.memberId, (mine = { session: undefined, sessionTtl: 0, renewedAt: 0, index: undefined, heldBy: undefined, seq: 0 }));
+    if (!mine)
+      this.#written.set(
+        record.memberId,
+        (mine = { session: undefined, sessionTtl: 0, renewedAt: 0, index: undefined, heldBy: undefined, seq: 0 }),
+      );
 
     for (let attempt = 0; ; attempt++) {
       const wantTtl = this.#sessionTtl(record.ttl);
@@ -134,7 +132,8 @@ export class ConsulHeartbeatBackend implements HeartbeatBackend {
       if (mine.index === undefined) {
         const current = await this.#readEntry(key, signal);
         const stored = current && decode(current);
-        if (stored && stored.incarnation > record.incarnation) throw new SupersededError(record.memberId, record.incarnation, stored.incarnation);
+        if (stored && stored.incarnation > record.incarnation)
+          throw new SupersededError(record.memberId, record.incarnation, stored.incarnation);
         mine.index = current ? BigInt(current.ModifyIndex) : 0n;
         mine.heldBy = current?.Session || undefined;
       }
@@ -164,7 +163,10 @@ export class ConsulHeartbeatBackend implements HeartbeatBackend {
       }
       const why = res.body?.Errors?.map((e) => e.What).join('; ') ?? `HTTP ${res.status}`;
       if (/Permission denied|ACL not found/i.test(why)) {
-        throw this.#client.transactionError(why, { purpose: `write heartbeat key ${key}`, rule: `key_prefix "${this.#options.keyPrefix}" { policy = "write" }` });
+        throw this.#client.transactionError(why, {
+          purpose: `write heartbeat key ${key}`,
+          rule: `key_prefix "${this.#options.keyPrefix}" { policy = "write" }`,
+        });
       }
       // A retired session may still hold the key after a failed attempt: the next attempt unlocks
       // it in its transaction (heldBy), after which it holds nothing and simply expires.
@@ -172,12 +174,20 @@ export class ConsulHeartbeatBackend implements HeartbeatBackend {
       // Someone wrote the key since we last did (a newer incarnation, a removal, the key's
       // expiry): read it again and decide. Bounded, so a key under constant fire cannot spin us.
       mine.index = undefined;
-      if (attempt >= 3) throw new BackendError('consul', `write heartbeat key ${key}: gave up after ${attempt + 1} conflicting attempts (${why})`, { status: 409 });
+      if (attempt >= 3)
+        throw new BackendError('consul', `write heartbeat key ${key}: gave up after ${attempt + 1} conflicting attempts (${why})`, {
+          status: 409,
+        });
     }
   }
 
   async #readEntry(key: string, signal: AbortSignal): Promise<KvEntry | undefined> {
-    const res = await this.#client.get<KvEntry[]>(`/v1/kv/${keyPath(key)}`, { accept: [404], signal, purpose: `read heartbeat key ${key}`, rule: readRule(this.#options.keyPrefix) });
+    const res = await this.#client.get<KvEntry[]>(`/v1/kv/${keyPath(key)}`, {
+      accept: [404],
+      signal,
+      purpose: `read heartbeat key ${key}`,
+      rule: readRule(this.#options.keyPrefix),
+    });
     return res.status === 404 ? undefined : res.body?.[0];
   }
 
@@ -215,7 +225,11 @@ export class ConsulHeartbeatBackend implements HeartbeatBackend {
 
   async remove(memberId: string, { signal }: { signal: AbortSignal }): Promise<void> {
     const key = this.#key(memberId);
-    await this.#client.delete(`/v1/kv/${keyPath(key)}`, { signal, purpose: `delete heartbeat key ${key}`, rule: `key_prefix "${this.#options.keyPrefix}" { policy = "write" }` });
+    await this.#client.delete(`/v1/kv/${keyPath(key)}`, {
+      signal,
+      purpose: `delete heartbeat key ${key}`,
+      rule: `key_prefix "${this.#options.keyPrefix}" { policy = "write" }`,
+    });
     const mine = this.#written.get(memberId);
     this.#written.delete(memberId);
     if (mine?.session) await destroySession(this.#client, mine.session, signal).catch(() => undefined);

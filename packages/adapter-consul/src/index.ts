@@ -1,4 +1,15 @@
-import { createHeartbeatStore, createLock, defineAdapter, InvalidArgumentError, s, simulateCrash, type AcquireOptions, type AdapterContext, type Infer, type Lock } from '@muster/core';
+import {
+  createHeartbeatStore,
+  createLock,
+  defineAdapter,
+  InvalidArgumentError,
+  s,
+  simulateCrash,
+  type AcquireOptions,
+  type AdapterContext,
+  type Infer,
+  type Lock,
+} from '@muster/core';
 import { ConsulClient, connectionFromEnv, readPem, type ConsulTls } from './client.js';
 import { ConsulDiscovery } from './discovery.js';
 import { ConsulHeartbeatBackend } from './heartbeat.js';
@@ -24,7 +35,10 @@ const optionsSchema = s.object({
   ),
   requestTimeout: s.withDefault(s.duration({ min: 100 }), 10_000),
   /** Where Muster's keys live in KV: `<prefix>locks/…`, `<prefix>heartbeats/…`. */
-  keyPrefix: s.withDefault(s.string({ minLength: 1, pattern: /^[^/].*\/$/, hint: 'a KV prefix ending in / (not starting with one)' }), 'muster/'),
+  keyPrefix: s.withDefault(
+    s.string({ minLength: 1, pattern: /^[^/].*\/$/, hint: 'a KV prefix ending in / (not starting with one)' }),
+    'muster/',
+  ),
   /** Default lease ttl (lock) and beat ttl (heartbeat). */
   ttl: s.optional(s.duration({ min: 1 })),
   /** The servers' session_ttl_min; shorter ttls are refused here with a clear error. */
@@ -124,7 +138,10 @@ export default defineAdapter({
       ...(options.holder !== undefined ? { holder: options.holder } : {}),
     });
     const defaultTtl = Math.ceil(Math.max(options.ttl ?? 15_000, options.minSessionTtl) / 3) * 3;
-    return inWholeThirds(createLock(backend, { clock: context.clock, timing: { minTtl: options.minSessionTtl, defaultTtl } }), options.minSessionTtl);
+    return inWholeThirds(
+      createLock(backend, { clock: context.clock, timing: { minTtl: options.minSessionTtl, defaultTtl } }),
+      options.minSessionTtl,
+    );
   },
   heartbeat(options, context) {
     const backend = new ConsulHeartbeatBackend(connect(options, context), {

@@ -1,13 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import {
-  InvalidArgumentError,
-  LockLostError,
-  sleep,
-  type BackendCallOptions,
-  type LeaseGrant,
-  type LockBackend,
-} from '@muster/core';
+import { InvalidArgumentError, LockLostError, sleep, type BackendCallOptions, type LeaseGrant, type LockBackend } from '@muster/core';
 import { keyPath, type ConsulClient } from './client.js';
 import { createSession, destroySession, renewSession, type SessionBehavior } from './session.js';
 
@@ -160,7 +153,10 @@ export class ConsulLockBackend implements LockBackend {
     const entry = read.status === 404 ? undefined : read.body?.[0];
     if (!entry) throw new LockLostError(name, `key ${key} was deleted`);
     if (entry.Session !== session) {
-      throw new LockLostError(name, entry.Session ? `key ${key} is held by another session (${entry.Session})` : `key ${key} was released by someone else`);
+      throw new LockLostError(
+        name,
+        entry.Session ? `key ${key} is held by another session (${entry.Session})` : `key ${key} was released by someone else`,
+      );
     }
     return grant;
   }

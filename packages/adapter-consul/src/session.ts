@@ -25,7 +25,12 @@ export async function createSession(
 ): Promise<string> {
   try {
     const res = await client.put<{ ID: string }>('/v1/session/create', {
-      body: { Name: options.name, TTL: sessionTtl(options.ttl), Behavior: options.behavior, LockDelay: `${Math.round(options.lockDelay)}ms` },
+      body: {
+        Name: options.name,
+        TTL: sessionTtl(options.ttl),
+        Behavior: options.behavior,
+        LockDelay: `${Math.round(options.lockDelay)}ms`,
+      },
       signal: options.signal,
       purpose: 'create a Consul session',
       rule: 'session_prefix "" { policy = "write" }',

@@ -10,12 +10,15 @@ async function run(script: ConsulResponse<string>[], take: number, minInterval =
   const seen: string[] = [];
   const controller = new AbortController();
   let i = 0;
-  const views = blockingViews<string>(async (index) => {
-    asked.push(index);
-    const next = script[i++];
-    if (!next) throw new Error('script exhausted');
-    return next;
-  }, { signal: controller.signal, wait: 1000, minInterval });
+  const views = blockingViews<string>(
+    async (index) => {
+      asked.push(index);
+      const next = script[i++];
+      if (!next) throw new Error('script exhausted');
+      return next;
+    },
+    { signal: controller.signal, wait: 1000, minInterval },
+  );
   for await (const res of views) {
     seen.push(res.body);
     if (seen.length === take) break;

@@ -125,8 +125,13 @@ describe('Consul client', () => {
   });
 
   test('missingRule and env', () => {
-    expect(missingRule(`token with AccessorID 'x' lacks permission 'service:write' on "muster-p"`)).toBe('service "muster-p" { policy = "write" }');
+    expect(missingRule(`token with AccessorID 'x' lacks permission 'service:write' on "muster-p"`)).toBe(
+      'service "muster-p" { policy = "write" }',
+    );
     expect(missingRule('something else')).toBeUndefined();
-    expect(connectionFromEnv({ CONSUL_HTTP_ADDR: '10.0.0.1:8501', CONSUL_HTTP_SSL: 'true', CONSUL_HTTP_TOKEN: 't' })).toEqual({ address: 'https://10.0.0.1:8501', token: 't' });
+    expect(connectionFromEnv({ CONSUL_HTTP_ADDR: '10.0.0.1:8501', CONSUL_HTTP_SSL: 'true', CONSUL_HTTP_TOKEN: 't' })).toEqual({
+      address: 'https://10.0.0.1:8501',
+      token: 't',
+    });
   });
 });

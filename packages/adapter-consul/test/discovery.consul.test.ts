@@ -18,7 +18,9 @@ afterAll(async () => {
 });
 
 async function discovery(options: Record<string, unknown> = {}): Promise<Discovery> {
-  const muster = await createMuster({ discovery: { adapter: 'consul', options: { address: entry!.address, watchWait: '10s', checkTtl: '1500ms', ...options } } });
+  const muster = await createMuster({
+    discovery: { adapter: 'consul', options: { address: entry!.address, watchWait: '10s', checkTtl: '1500ms', ...options } },
+  });
   musters.push(muster);
   return muster.discovery;
 }
@@ -29,7 +31,15 @@ const operator = () => new Consul({ host: '127.0.0.1', port: Number(new URL(entr
   test('register() keeps its TTL check passing beyond the TTL, maps tags and meta, and close() deregisters', async () => {
     const service = uniqueName('muster-self');
     const d = await discovery();
-    await d.register({ service, id: `${service}-1`, address: '127.0.0.9', port: 9042, ports: { admin: 8081 }, tags: ['blue'], metadata: { version: '1.2.3' } });
+    await d.register({
+      service,
+      id: `${service}-1`,
+      address: '127.0.0.9',
+      port: 9042,
+      ports: { admin: 8081 },
+      tags: ['blue'],
+      metadata: { version: '1.2.3' },
+    });
     await new Promise((r) => setTimeout(r, 4000)); // > 2 × checkTtl: without the keeper the check would be critical
     const [self] = await d.list(service);
     expect(self).toMatchObject({ id: `${service}-1`, address: '127.0.0.9', port: 9042, ready: true, ports: { admin: 8081 } });
@@ -46,10 +56,14 @@ const operator = () => new Consul({ host: '127.0.0.1', port: Number(new URL(entr
     await d.register({ service, id: `${service}-1`, address: '127.0.0.9', port: 9042 });
     await operator().agent.service.deregister({ id: `${service}-1` });
     expect(await d.list(service)).toEqual([]);
-    const back = await eventually('the service to be registered again', async () => {
-      const l = await d.list(service);
-      return l.length === 1 && l[0]!.ready ? l : undefined;
-    }, 5000);
+    const back = await eventually(
+      'the service to be registered again',
+      async () => {
+        const l = await d.list(service);
+        return l.length === 1 && l[0]!.ready ? l : undefined;
+      },
+      5000,
+    );
     expect(back[0]!.id).toBe(`${service}-1`);
     await d.deregister();
     expect(await d.list(service)).toEqual([]);
@@ -58,16 +72,25 @@ const operator = () => new Consul({ host: '127.0.0.1', port: Number(new URL(entr
   test('health: passing lists only ready instances; readyOnWarning counts warnings as ready', async () => {
     const service = uniqueName('muster-filter');
     const consul = operator();
-    const add = (id: string, status: string) => consul.agent.service.register({ name: service, id, port: 1, check: { name: 't', ttl: '10m', timeout: '5s', status } });
+    const add = (id: string, status: string) =>
+      consul.agent.service.register({ name: service, id, port: 1, check: { name: 't', ttl: '10m', timeout: '5s', status } });
     await add('ok', 'passing');
     await add('warn', 'warning');
     await add('down', 'critical');
     try {
       const all = await (await discovery()).list(service);
-      expect(all.map((e) => [e.id, e.ready])).toEqual([['down', false], ['ok', true], ['warn', false]]);
+      expect(all.map((e) => [e.id, e.ready])).toEqual([
+        ['down', false],
+        ['ok', true],
+        ['warn', false],
+      ]);
       expect((await (await discovery({ health: 'passing' })).list(service)).map((e) => e.id)).toEqual(['ok']);
       const lenient = await (await discovery({ readyOnWarning: true })).list(service);
-      expect(lenient.map((e) => [e.id, e.ready])).toEqual([['down', false], ['ok', true], ['warn', true]]);
+      expect(lenient.map((e) => [e.id, e.ready])).toEqual([
+        ['down', false],
+        ['ok', true],
+        ['warn', true],
+      ]);
     } finally {
       await Promise.allSettled(['ok', 'warn', 'down'].map((id) => consul.agent.service.deregister({ id })));
     }
@@ -76,7 +99,13 @@ const operator = () => new Consul({ host: '127.0.0.1', port: Number(new URL(entr
   test('a watch sees a check pass → fail → pass as updated events, and a tag change too', async () => {
     const service = uniqueName('muster-flip');
     const consul = operator();
-    await consul.agent.service.register({ name: service, id: 'flip', port: 1, tags: ['a'], check: { name: 't', ttl: '10m', timeout: '5s', status: 'passing' } });
+    await consul.agent.service.register({
+      name: service,
+      id: 'flip',
+      port: 1,
+      tags: ['a'],
+      check: { name: 't', ttl: '10m', timeout: '5s', status: 'passing' },
+    });
     try {
       const d = await discovery({ minWatchInterval: '10ms' });
       const watch = d.watch(service)[Symbol.asyncIterator]();
@@ -87,7 +116,13 @@ const operator = () => new Consul({ host: '127.0.0.1', port: Number(new URL(entr
       await consul.agent.check.pass({ id: 'service:flip' });
       const passed = await nextMatching(watch, (e) => e.type === 'updated', 5000, 'updated (ready)');
       expect(passed.endpoints[0]!.ready).toBe(true);
-      await consul.agent.service.register({ name: service, id: 'flip', port: 1, tags: ['b'], check: { name: 't', ttl: '10m', timeout: '5s', status: 'passing' } });
+      await consul.agent.service.register({
+        name: service,
+        id: 'flip',
+        port: 1,
+        tags: ['b'],
+        check: { name: 't', ttl: '10m', timeout: '5s', status: 'passing' },
+      });
       const retagged = await nextMatching(watch, (e) => e.type === 'updated', 5000, 'updated (tags)');
       expect(retagged.endpoints[0]!.metadata.tags).toBe('b');
       await watch.return?.();

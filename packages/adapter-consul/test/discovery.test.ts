@@ -111,7 +111,9 @@ describe('Consul discovery watch loop (scripted agent)', () => {
 
   test('an answer filtered by ACLs is an error, not a shorter list', async () => {
     server.removeAllListeners('request');
-    server.on('request', (_req, res) => res.writeHead(200, { 'X-Consul-Index': '9', 'X-Consul-Results-Filtered-By-ACLs': 'true' }).end('[]'));
+    server.on('request', (_req, res) =>
+      res.writeHead(200, { 'X-Consul-Index': '9', 'X-Consul-Results-Filtered-By-ACLs': 'true' }).end('[]'),
+    );
     const d = discovery();
     await expect(d.list('svc')).rejects.toThrow(/filtered the answer by ACLs/);
     await d.close();

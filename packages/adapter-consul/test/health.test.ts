@@ -11,13 +11,21 @@ const entry = (id: string, statuses: string[], extra: Partial<HealthEntry['Servi
 describe('health answers as endpoints', () => {
   test('ready only when every check passes; warning counts only when asked', () => {
     const entries = [entry('b', ['passing', 'passing']), entry('a', ['passing', 'critical']), entry('c', ['passing', 'warning'])];
-    expect(toEndpoints(entries).map((e) => [e.id, e.ready])).toEqual([['a', false], ['b', true], ['c', false]]);
+    expect(toEndpoints(entries).map((e) => [e.id, e.ready])).toEqual([
+      ['a', false],
+      ['b', true],
+      ['c', false],
+    ]);
     expect(toEndpoints(entries, { readyOnWarning: true }).find((e) => e.id === 'c')?.ready).toBe(true);
   });
 
   test('service address falls back to the node address; tags, meta, ports, zone, dc map through', () => {
     const [withOwn, withNode] = toEndpoints([
-      entry('x', ['passing'], { Address: '127.0.0.5', Tags: ['blue', 'canary'], Meta: { version: '1.2', 'port-admin': '8080', zone: 'z1' } }),
+      entry('x', ['passing'], {
+        Address: '127.0.0.5',
+        Tags: ['blue', 'canary'],
+        Meta: { version: '1.2', 'port-admin': '8080', zone: 'z1' },
+      }),
       entry('y', ['passing']),
     ]);
     expect(withOwn).toMatchObject({
@@ -59,7 +67,10 @@ describe('registration as a service definition', () => {
 
   test('refuses meta keys Consul would reject, naming the key', () => {
     expect(() =>
-      toServiceDefinition({ service: 's', id: 'i', address: 'a', port: 1, metadata: { 'bad.key': 'x' } }, { checkTtl: 1000, deregisterCriticalAfter: 60_000 }),
+      toServiceDefinition(
+        { service: 's', id: 'i', address: 'a', port: 1, metadata: { 'bad.key': 'x' } },
+        { checkTtl: 1000, deregisterCriticalAfter: 60_000 },
+      ),
     ).toThrow(/"bad.key"/);
   });
 });

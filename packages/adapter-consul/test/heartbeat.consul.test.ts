@@ -18,7 +18,9 @@ afterAll(async () => {
 });
 
 async function store(options: Record<string, unknown> = {}): Promise<HeartbeatStore> {
-  const muster = await createMuster({ heartbeat: { adapter: 'consul', options: { address: entry!.address, minSessionTtl: '1s', watchWait: '10s', ...options } } });
+  const muster = await createMuster({
+    heartbeat: { adapter: 'consul', options: { address: entry!.address, minSessionTtl: '1s', watchWait: '10s', ...options } },
+  });
   musters.push(muster);
   return muster.heartbeat;
 }

@@ -18,7 +18,9 @@ afterAll(async () => {
 });
 
 async function lock(options: Record<string, unknown> = {}): Promise<Lock> {
-  const muster = await createMuster({ lock: { adapter: 'consul', options: { address: entry!.address, minSessionTtl: '1s', lockDelay: '0s', ...options } } });
+  const muster = await createMuster({
+    lock: { adapter: 'consul', options: { address: entry!.address, minSessionTtl: '1s', lockDelay: '0s', ...options } },
+  });
   musters.push(muster);
   return muster.lock;
 }
@@ -30,7 +32,8 @@ async function api(method: string, path: string, body?: string): Promise<unknown
   return text ? JSON.parse(text) : undefined;
 }
 
-const kv = async (key: string) => ((await api('GET', `/v1/kv/${key}`)) as { LockIndex: number; ModifyIndex: number; Session?: string }[] | undefined)?.[0];
+const kv = async (key: string) =>
+  ((await api('GET', `/v1/kv/${key}`)) as { LockIndex: number; ModifyIndex: number; Session?: string }[] | undefined)?.[0];
 
 (entry ? describe : describe.skip)('Consul lock specifics', () => {
   test('the fencing token keeps rising when the key is deleted and recreated, where LockIndex restarts', async () => {

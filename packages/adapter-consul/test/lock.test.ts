@@ -8,7 +8,10 @@ import { ConsulLockBackend } from '../src/lock.js';
 let server: Server;
 let address = '';
 const calls: string[] = [];
-let txnAnswer: { status: number; body: unknown } = { status: 200, body: { Results: [{ KV: { Key: 'k', ModifyIndex: 77, LockIndex: 1 } }] } };
+let txnAnswer: { status: number; body: unknown } = {
+  status: 200,
+  body: { Results: [{ KV: { Key: 'k', ModifyIndex: 77, LockIndex: 1 } }] },
+};
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -16,7 +19,9 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => (body += c));
     req.on('end', () => {
       const path = (req.url ?? '').split('?')[0]!;
-      calls.push(`${req.method} ${path}${path === '/v1/txn' ? ` ${(JSON.parse(body) as { KV: { Verb: string } }[]).map((o) => o.KV.Verb).join(',')}` : ''}`);
+      calls.push(
+        `${req.method} ${path}${path === '/v1/txn' ? ` ${(JSON.parse(body) as { KV: { Verb: string } }[]).map((o) => o.KV.Verb).join(',')}` : ''}`,
+      );
       if (path === '/v1/session/create') return res.end('{"ID":"s-1"}');
       if (path === '/v1/txn') return res.writeHead(txnAnswer.status).end(JSON.stringify(txnAnswer.body));
       res.end('true');
@@ -30,7 +35,8 @@ afterAll(async () => {
   await new Promise((r) => server.close(r));
 });
 
-const backend = () => new ConsulLockBackend(new ConsulClient({ address }), { keyPrefix: 'muster/', behavior: 'release', lockDelay: 15_000 });
+const backend = () =>
+  new ConsulLockBackend(new ConsulClient({ address }), { keyPrefix: 'muster/', behavior: 'release', lockDelay: 15_000 });
 const signal = () => AbortSignal.timeout(5000);
 
 describe('Consul lock backend (scripted agent)', () => {
@@ -59,7 +65,9 @@ describe('Consul lock backend (scripted agent)', () => {
   test('a permission denial inside the transaction (409 from Consul) is reported as 403 with the rule', async () => {
     txnAnswer = {
       status: 409,
-      body: { Errors: [{ OpIndex: 0, What: `Permission denied: token with AccessorID 'x' lacks permission 'key:write' on "muster/locks/c"` }] },
+      body: {
+        Errors: [{ OpIndex: 0, What: `Permission denied: token with AccessorID 'x' lacks permission 'key:write' on "muster/locks/c"` }],
+      },
     };
     const b = backend();
     await expect(b.tryAcquire('c', { ttl: 10_000, signal: signal() })).rejects.toMatchObject({

@@ -25,7 +25,7 @@ const options = () => ({ address: agent!.address, minSessionTtl: '1s', lockDelay
 
 (shared ? describe : describe.skip)('Consul agent restart', () => {
   beforeAll(async () => {
-    agent = (await upAgent("consul-adapter-restart-test")) as unknown as AgentEntry;
+    agent = (await upAgent('consul-adapter-restart-test')) as unknown as AgentEntry;
   }, 90_000);
 
   afterAll(async () => {

@@ -23,18 +23,65 @@ let address = '';
 
 function issue(name: string, cn: string, ext?: string): void {
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  execFileSync('openssl', ['req', ...ec, '-keyout', file(`${name}.key`), '-out', file(`${name}.csr`), '-subj', `/CN=${cn}`], { stdio: 'ignore' });
+  execFileSync('openssl', ['req', ...ec, '-keyout', file(`${name}.key`), '-out', file(`${name}.csr`), '-subj', `/CN=${cn}`], {
+    stdio: 'ignore',
+  });
   const extArgs = ext ? (writeFileSync(file(`${name}.ext`), ext), ['-extfile', file(`${name}.ext`)]) : [];
-  execFileSync('openssl', ['x509', '-req', '-in', file(`${name}.csr`), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial', '-out', file(`${name}.pem`), '-days', '1', ...extArgs], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'x509',
+      '-req',
+      '-in',
+      file(`${name}.csr`),
+      '-CA',
+      file('ca.pem'),
+      '-CAkey',
+      file('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      file(`${name}.pem`),
+      '-days',
+      '1',
+      ...extArgs,
+    ],
+    { stdio: 'ignore' },
+  );
 }
 
 (haveOpenssl ? describe : describe.skip)('TLS to the agent', () => {
   beforeAll(async () => {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', file('ca.key'), '-out', file('ca.pem'), '-days', '1', '-subj', '/CN=muster-test-ca'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        file('ca.key'),
+        '-out',
+        file('ca.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=muster-test-ca',
+      ],
+      { stdio: 'ignore' },
+    );
     issue('server', 'consul.test', 'subjectAltName=IP:127.0.0.1,DNS:consul.test');
     issue('client', 'muster-client');
     server = createServer(
-      { key: readFileSync(file('server.key')), cert: readFileSync(file('server.pem')), ca: readFileSync(file('ca.pem')), requestCert: true, rejectUnauthorized: true },
+      {
+        key: readFileSync(file('server.key')),
+        cert: readFileSync(file('server.pem')),
+        ca: readFileSync(file('ca.pem')),
+        requestCert: true,
+        rejectUnauthorized: true,
+      },
       (_req, res) => res.writeHead(200, { 'X-Consul-Index': '3' }).end('[]'),
     );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -8,18 +8,7 @@ import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } 
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
-import {
-  atomicDir,
-  cacheDir,
-  freePort,
-  isAlive,
-  log,
-  run,
-  runDir,
-  spawnDaemon,
-  stopProcess,
-  waitFor,
-} from '../lib.mjs';
+import { atomicDir, cacheDir, freePort, isAlive, log, run, runDir, spawnDaemon, stopProcess, waitFor } from '../lib.mjs';
 
 export const CONSUL_VERSION = '1.14.11';
 const CONSUL_MODULE = 'github.com/hashicorp/consul';
@@ -70,7 +59,7 @@ async function checkLicence() {
  */
 async function withBuildLock(fn) {
   const lock = join(cacheDir(), `consul-v${CONSUL_VERSION}.lock`);
-  for (let warned = false; ; ) {
+  for (let warned = false; ;) {
     try {
       const fd = openSync(lock, 'wx');
       writeFileSync(fd, String(process.pid));
@@ -130,11 +119,7 @@ function hcl(value) {
 }
 
 function agentConfig({ acl, managementToken }) {
-  const lines = [
-    `datacenter = ${hcl(DATACENTER)}`,
-    'disable_update_check = true',
-    'session_ttl_min = "1s"',
-  ];
+  const lines = [`datacenter = ${hcl(DATACENTER)}`, 'disable_update_check = true', 'session_ttl_min = "1s"'];
   if (acl) {
     lines.push(
       'acl {',

@@ -99,7 +99,10 @@ export async function build() {
         const env = goEnv();
         const cwd = join(testenvDir, 'etcd');
         await run('go', ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'etcd'), 'go.etcd.io/etcd/server/v3'], { cwd, env });
-        await run('go', ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'etcdctl'), 'go.etcd.io/etcd/etcdctl/v3'], { cwd, env });
+        await run('go', ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'etcdctl'), 'go.etcd.io/etcd/etcdctl/v3'], {
+          cwd,
+          env,
+        });
       }),
     );
   }
@@ -158,7 +161,23 @@ async function makeCerts(dir) {
   );
   await openssl(['req', '-new', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=kube-apiserver'], dir);
   await openssl(
-    ['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '3650', '-extfile', 'server.ext', '-out', 'server.crt'],
+    [
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '3650',
+      '-extfile',
+      'server.ext',
+      '-out',
+      'server.crt',
+    ],
     dir,
   );
   // Service-account token signing key (ES256) and its public half for verification.
@@ -349,9 +368,7 @@ export async function up() {
   writeFileSync(tokenFile, `${adminToken},muster-admin,muster-admin,"system:masters"\n`, { mode: 0o600 });
 
   const shm = shmBase();
-  const etcdDataDir = shm
-    ? join(shm, `muster-testenv-k8s-etcd-${process.pid}-${randomBytes(4).toString('hex')}`)
-    : join(dir, 'etcd-data');
+  const etcdDataDir = shm ? join(shm, `muster-testenv-k8s-etcd-${process.pid}-${randomBytes(4).toString('hex')}`) : join(dir, 'etcd-data');
 
   const [etcdPort, etcdPeerPort, port] = await Promise.all([freePort(), freePort(), freePort()]);
   const e = {

@@ -109,7 +109,7 @@ async function ok(method: string, path: string, token: string | undefined, body?
   it('reads and writes keys under muster/', async () => {
     expect(await ok('PUT', `/v1/kv/muster/${suffix}/config`, token, '{"a":1}')).toBe(true);
     const [kv] = (await ok('GET', `/v1/kv/muster/${suffix}/config`, token)) as { Value: string }[];
-    expect(Buffer.from(kv!.Value, "base64").toString()).toBe(JSON.stringify({ a: 1 }));
+    expect(Buffer.from(kv!.Value, 'base64').toString()).toBe(JSON.stringify({ a: 1 }));
     expect(await ok('GET', `/v1/kv/muster/${suffix}/?keys`, token)).toEqual([`muster/${suffix}/config`]);
     expect(await ok('DELETE', `/v1/kv/muster/${suffix}/config`, token)).toBe(true);
   });

@@ -90,7 +90,10 @@ const acl = testServer<ConsulEntry>('consul-acl');
   it('denies the anonymous registration through the client too', async () => {
     const err = await client(acl!)
       .agent.service.register({ name: `muster-anon-${suffix}` })
-      .then(() => undefined, (e: unknown) => e as { response?: { statusCode?: number } });
+      .then(
+        () => undefined,
+        (e: unknown) => e as { response?: { statusCode?: number } },
+      );
     expect(err?.response?.statusCode).toBe(403);
   });
 

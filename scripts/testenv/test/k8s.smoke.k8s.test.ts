@@ -118,9 +118,7 @@ describeK8s('k8s test server (smoke)', () => {
       const review = await kc.makeApiClient(k8s.AuthenticationV1Api).createSelfSubjectReview({ body: {} });
       expect(review.status?.userInfo?.username).toBe(`system:serviceaccount:${namespace}:${name}`);
       // No Role grants it anything yet.
-      await expect(
-        kc.makeApiClient(k8s.CoordinationV1Api).listNamespacedLease({ namespace }),
-      ).rejects.toMatchObject({ code: 403 });
+      await expect(kc.makeApiClient(k8s.CoordinationV1Api).listNamespacedLease({ namespace })).rejects.toMatchObject({ code: 403 });
     } finally {
       await core.deleteNamespacedServiceAccount({ name, namespace });
     }

@@ -21,7 +21,7 @@ const TIMEOUT = 120_000;
   it(
     'knows every node and spreads client connections over them',
     async () => {
-      const topology = running.proxy.topology() as { backend: { host: string; port: number }[] };
+      const topology = running.proxy.topology();
       expect(topology.backend.map((n) => `${n.host}:${n.port}`).sort()).toEqual([...backend!.contactPoints].sort());
       const clients = Array.from(
         { length: 6 },
