@@ -1,5 +1,5 @@
 import type { Discovery, DiscoveryEvent, Endpoint } from '../ports/discovery.js';
-import { assert, eventually, nextMatching, nextWithin, type SuiteRunner } from './runner.js';
+import { assert, cleaningRunner, eventually, nextMatching, nextWithin, type SuiteRunner } from './runner.js';
 
 /** What the suite needs to change a service's membership in the real backend. */
 export interface DiscoveryControl {
@@ -43,28 +43,13 @@ const ids = (endpoints: readonly Endpoint[]) => endpoints.map((e) => e.id);
 export function discoveryConformance(runner: SuiteRunner, options: DiscoverySuiteOptions): void {
   const propagation = options.propagation ?? 10_000;
   const timeout = options.timeout ?? propagation * 4 + 20_000;
-  const opened: Discovery[] = [];
-  const controls: DiscoveryControl[] = [];
+  const { open, defer, test } = cleaningRunner(runner, timeout);
   const setup = async () => {
     const control = await options.service();
-    controls.push(control);
-    const discovery = await options.factory();
-    opened.push(discovery);
+    defer(() => control.cleanup?.());
+    const discovery = await open(options.factory);
     return { discovery, control };
   };
-  const test = (name: string, fn: () => Promise<void>) =>
-    runner.test(
-      name,
-      async () => {
-        try {
-          await fn();
-        } finally {
-          await Promise.allSettled(opened.splice(0).map((d) => d.close()));
-          await Promise.allSettled(controls.splice(0).map((c) => c.cleanup?.()));
-        }
-      },
-      timeout,
-    );
 
   runner.describe(`Discovery conformance: ${options.name}`, () => {
     test('list returns every endpoint, sorted by id, with its fields', async () => {

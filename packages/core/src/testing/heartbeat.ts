@@ -1,5 +1,5 @@
 import type { HeartbeatEvent, HeartbeatStore, MemberHeartbeat } from '../ports/heartbeat.js';
-import { assert, eventually, expectCode, nextMatching, nextWithin, uniqueName, wait, type SuiteRunner } from './runner.js';
+import { assert, cleaningRunner, eventually, expectCode, nextMatching, nextWithin, uniqueName, wait, type SuiteRunner } from './runner.js';
 
 export interface HeartbeatSuiteOptions {
   readonly name: string;
@@ -24,24 +24,8 @@ export function heartbeatConformance(runner: SuiteRunner, options: HeartbeatSuit
   const { ttl } = options;
   const propagation = options.propagation ?? 10_000;
   const timeout = options.timeout ?? ttl * 8 + propagation * 3 + 20_000;
-  const opened: HeartbeatStore[] = [];
-  const store = async () => {
-    const s = await options.factory();
-    opened.push(s);
-    return s;
-  };
-  const test = (name: string, fn: () => Promise<void>) =>
-    runner.test(
-      name,
-      async () => {
-        try {
-          await fn();
-        } finally {
-          await Promise.allSettled(opened.splice(0).map((s) => s.close()));
-        }
-      },
-      timeout,
-    );
+  const { open, test } = cleaningRunner(runner, timeout);
+  const store = () => open(options.factory);
 
   runner.describe(`HeartbeatStore conformance: ${options.name}`, () => {
     test('beat, get and list round-trip the payload', async () => {

@@ -1,6 +1,6 @@
 import { simulateCrash } from '../coordination/lock-client.js';
 import type { Lease, Lock } from '../ports/lock.js';
-import { assert, eventually, expectCode, uniqueName, wait, type SuiteRunner } from './runner.js';
+import { assert, cleaningRunner, eventually, expectCode, uniqueName, wait, type SuiteRunner } from './runner.js';
 
 export interface LockSuiteOptions {
   /** Shown in test names. */
@@ -36,24 +36,8 @@ export function lockConformance(runner: SuiteRunner, options: LockSuiteOptions):
       hook.call(lock);
     });
 
-  const clients: Lock[] = [];
-  const client = async () => {
-    const lock = await options.factory();
-    clients.push(lock);
-    return lock;
-  };
-  const test = (name: string, fn: () => Promise<void>) =>
-    runner.test(
-      name,
-      async () => {
-        try {
-          await fn();
-        } finally {
-          await Promise.allSettled(clients.splice(0).map((c) => c.close()));
-        }
-      },
-      timeout,
-    );
+  const { open, test } = cleaningRunner(runner, timeout);
+  const client = () => open(options.factory);
 
   runner.describe(`Lock conformance: ${options.name}`, () => {
     test('acquire returns a lease that other clients cannot take', async () => {

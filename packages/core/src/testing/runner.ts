@@ -57,6 +57,38 @@ export async function nextMatching<T>(
   }
 }
 
+/**
+ * Tests that clean up after themselves: `open(factory)` makes an instance that is closed (or
+ * `cleanup` run) when the test ends, pass or fail, so one failing test cannot leak into the next.
+ */
+export function cleaningRunner(runner: SuiteRunner, timeout: number) {
+  const cleanups: (() => Promise<unknown> | undefined)[] = [];
+  return {
+    async open<T extends { close(): Promise<void> }>(factory: () => T | Promise<T>): Promise<T> {
+      const instance = await factory();
+      cleanups.push(() => instance.close());
+      return instance;
+    },
+    defer(cleanup: () => Promise<unknown> | undefined): void {
+      cleanups.push(cleanup);
+    },
+    test(name: string, fn: () => Promise<void>): void {
+      runner.test(
+        name,
+        async () => {
+          try {
+            await fn();
+          } finally {
+            // Newest first: a client closes before the service it used is cleaned up.
+            for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
+          }
+        },
+        timeout,
+      );
+    },
+  };
+}
+
 export function uniqueName(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 }
