@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, MusterError } from '@muster/core';
-import { readProxyConfig, redact } from './config.js';
+import { proxyJsonSchema, readProxyConfig, redact } from './config.js';
 
 const usage = `Usage: muster-cql-proxy --config <file> [options]
 
@@ -12,6 +12,7 @@ A Cassandra native-protocol proxy that presents the running proxy instances as t
 Options:
   -c, --config <file>   YAML config: discovery / heartbeat adapters and a proxy: section (required)
       --check           validate the config, print the effective config (secrets redacted), exit
+      --schema          print the JSON Schema of the proxy: section (for editors), exit
       --listen <h:p>    override proxy.listen (host:port)
       --http <h:p>      override proxy.http (host:port)
   -h, --help            this text
@@ -37,6 +38,7 @@ async function main(argv: string[]): Promise<number> {
     options: {
       config: { type: 'string', short: 'c' },
       check: { type: 'boolean' },
+      schema: { type: 'boolean' },
       listen: { type: 'string' },
       http: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -50,6 +52,16 @@ async function main(argv: string[]): Promise<number> {
   }
   if (values.version) {
     console.log(version());
+    return 0;
+  }
+  if (values.schema) {
+    console.log(
+      JSON.stringify(
+        { $schema: 'https://json-schema.org/draft/2020-12/schema', title: 'muster-cql-proxy proxy: section', ...proxyJsonSchema() },
+        null,
+        2,
+      ),
+    );
     return 0;
   }
   if (!values.config) {

@@ -106,3 +106,25 @@ const startup = encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) });
     TIMEOUT,
   );
 });
+
+(backend ? describe : describe.skip)('connection limit', () => {
+  it('a connection over maxClientConnections gets a CQL error it can read, then is closed', async () => {
+    const running = await startProxy(backend!, { proxy: { limits: { maxClientConnections: 2 } } });
+    const held = [await RawClient.open(running.address), await RawClient.open(running.address)];
+    try {
+      // The proxy counts a connection as soon as it is accepted.
+      await new Promise((r) => setTimeout(r, 100));
+      const third = await RawClient.open(running.address);
+      third.send(4, 7, Opcode.OPTIONS, Buffer.alloc(0));
+      const reply = await third.next(7);
+      expect(reply?.opcode).toBe(Opcode.ERROR);
+      expect(decodeError(reply!.body)).toMatchObject({ code: ErrorCode.OVERLOADED, message: 'Too many client connections (2)' });
+      expect(await third.next(undefined, 3000)).toBeUndefined();
+      held[0]!.send(4, 1, Opcode.OPTIONS, Buffer.alloc(0));
+      expect((await held[0]!.next(1))?.opcode).toBe(Opcode.SUPPORTED);
+    } finally {
+      for (const c of held) c.close();
+      await running.stop();
+    }
+  });
+});
