@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net';
-import { encodeFrameHeader, FrameDecoder, type Frame } from '../protocol/frame.js';
+import { encodeFrameHeader, FrameDecoder, Opcode, type Frame } from '../protocol/frame.js';
 import { encodeSegments, SegmentedFrameDecoder } from '../protocol/segment.js';
 import { StreamIds } from './stream-ids.js';
 
@@ -15,6 +15,8 @@ export interface BackendConnectionOptions extends BackendAddress {
   /** Server-pushed frames (EVENT, stream -1). */
   readonly onEvent?: (frame: Frame) => void;
   readonly onClose?: (error: Error | undefined) => void;
+  /** When nothing was received for this long (ms), send OPTIONS; no answer closes the connection. */
+  readonly heartbeatInterval?: number;
 }
 
 interface Pending {
@@ -45,6 +47,7 @@ export class BackendConnection {
   readonly #options: BackendConnectionOptions;
   #closed: Error | undefined | false = false;
   #sweeper: NodeJS.Timeout | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
   /** Time of the last frame received, for idle heartbeats. */
   lastActivity = Date.now();
 
@@ -58,6 +61,15 @@ export class BackendConnection {
     socket.on('data', (chunk: Buffer) => this.#receive(chunk));
     socket.on('error', (error) => this.#fail(error));
     socket.on('close', () => this.#fail(undefined));
+    if (options.heartbeatInterval) {
+      const interval = options.heartbeatInterval;
+      this.#heartbeat = setInterval(() => {
+        if (Date.now() - this.lastActivity < interval) return;
+        // A half-open TCP connection is silent; a node that does not answer OPTIONS is given up.
+        this.request(Opcode.OPTIONS, Buffer.alloc(0), { timeout: interval }).catch(() => this.#socket.destroy());
+      }, interval);
+      this.#heartbeat.unref();
+    }
   }
 
   static connect(options: BackendConnectionOptions, signal?: AbortSignal): Promise<BackendConnection> {
@@ -192,6 +204,7 @@ export class BackendConnection {
     this.#closed = error;
     const failure = this.#closedError();
     clearInterval(this.#sweeper);
+    clearInterval(this.#heartbeat);
     for (const [, pending] of this.#pending) {
       if (!pending.timedOut) pending.reject(failure);
     }

@@ -10,16 +10,18 @@ export class BackendPool {
   readonly #cluster: BackendCluster;
   readonly #connectTimeout: number;
   readonly #maxBodyLength: number;
+  readonly #heartbeatInterval: number;
   readonly #onCount: (node: string, delta: number) => void;
   #next = 0;
 
   constructor(
     cluster: BackendCluster,
-    options: { connectTimeout: number; maxBodyLength: number; onCount: (node: string, delta: number) => void },
+    options: { connectTimeout: number; maxBodyLength: number; heartbeatInterval: number; onCount: (node: string, delta: number) => void },
   ) {
     this.#cluster = cluster;
     this.#connectTimeout = options.connectTimeout;
     this.#maxBodyLength = options.maxBodyLength;
+    this.#heartbeatInterval = options.heartbeatInterval;
     this.#onCount = options.onCount;
   }
 
@@ -37,6 +39,7 @@ export class BackendPool {
           version,
           connectTimeout: this.#connectTimeout,
           maxBodyLength: this.#maxBodyLength,
+          heartbeatInterval: this.#heartbeatInterval,
           onClose: () => {
             this.#onCount(label, -1);
             onClose();

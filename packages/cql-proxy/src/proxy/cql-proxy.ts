@@ -60,6 +60,7 @@ export class CqlProxy {
     this.#pool = new BackendPool(this.#backend, {
       connectTimeout: config.backend.connectTimeout,
       maxBodyLength: config.limits.maxFrameBytes,
+      heartbeatInterval: config.backend.heartbeatInterval,
       onCount: (node, delta) => this.metrics.backendConnections.inc({ node }, delta),
     });
     this.#intercept = createSystemTableIntercept({

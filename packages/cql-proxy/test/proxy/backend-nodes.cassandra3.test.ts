@@ -55,6 +55,7 @@ const single = testServer<CassandraEntry>('cassandra');
     const pool = new BackendPool({ view: { nodes: [dead, live] } } as never, {
       connectTimeout: 2000,
       maxBodyLength: 1 << 20,
+      heartbeatInterval: 30_000,
       onCount: (node, delta) => counts.push(`${node} ${delta > 0 ? '+' : '-'}`),
     });
     const connection = await pool.connect(4, () => undefined);
