@@ -40,6 +40,8 @@ export interface BackendView {
   readonly partitioner: string;
   readonly schemaVersion: string | undefined;
   readonly localDataCenter: string;
+  /** Every data center the backend's nodes are in. */
+  readonly dataCenters: readonly string[];
   readonly compression: readonly string[];
   /** The contact node's system.local row and the column sets of the three system tables. */
   readonly local: BackendTable;
@@ -194,13 +196,13 @@ export class BackendCluster {
     const row = local.rows[0] ?? {};
     const localDataCenter = this.#options.localDataCenter ?? num(row.data_center) ?? 'datacenter1';
     const contact: BackendNode = { ...connection.address, dataCenter: num(row.data_center), hostId: num(row.host_id) };
-    const others: BackendNode[] = (peersV2 ?? peers).rows
-      .map((p) => ({
-        host: num(p.native_address ?? p.rpc_address ?? p.peer) ?? '',
-        port: Number(p.native_port ?? connection.address.port),
-        dataCenter: num(p.data_center),
-        hostId: num(p.host_id),
-      }))
+    const all: BackendNode[] = (peersV2 ?? peers).rows.map((p) => ({
+      host: num(p.native_address ?? p.rpc_address ?? p.peer) ?? '',
+      port: Number(p.native_port ?? connection.address.port),
+      dataCenter: num(p.data_center),
+      hostId: num(p.host_id),
+    }));
+    const others = all
       .filter((n) => n.host !== '' && n.dataCenter === localDataCenter)
       .sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : a.port - b.port));
     return {
@@ -211,6 +213,7 @@ export class BackendCluster {
       partitioner: num(row.partitioner) ?? '',
       schemaVersion: num(row.schema_version),
       localDataCenter,
+      dataCenters: [...new Set([localDataCenter, ...all.map((n) => n.dataCenter).filter((dc): dc is string => dc !== undefined)])],
       compression: (connection as { compression?: readonly string[] }).compression ?? [],
       local,
       peersColumns: peers.columns,

@@ -134,6 +134,7 @@ export class CqlProxy {
         ...(this.config.dataCenter ? { dc: this.config.dataCenter } : {}),
         rack: this.config.rack,
       }),
+      dataCenters: () => this.#backend.view.dataCenters,
       membership: {
         clusterName: this.config.clusterName ?? this.#backend.view.clusterName,
         defaultDc: this.config.dataCenter ?? this.#backend.view.localDataCenter,

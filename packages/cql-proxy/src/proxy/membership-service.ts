@@ -1,4 +1,4 @@
-import type { Discovery, HeartbeatStore } from '@muster/core';
+import type { Discovery, Endpoint, HeartbeatStore } from '@muster/core';
 import type { ProxyConfig } from '../config.js';
 import type { Event } from '../protocol/event.js';
 import type { MembershipOptions, SelfIdentity } from '../virtual/membership.js';
@@ -11,6 +11,12 @@ export interface MembershipServiceOptions {
   readonly heartbeat: HeartbeatStore | undefined;
   readonly self: () => SelfIdentity;
   readonly membership: MembershipOptions;
+  /**
+   * Data centers the backend has. A Discovery dc hint outside them (Consul's datacenter, say) is
+   * not a Cassandra DC: it is dropped, so the member shows the default (the backend's local DC) and
+   * drivers' replication checks see a DC they know.
+   */
+  readonly dataCenters: () => readonly string[];
   /** Runtime facts beaten into this instance's heartbeat payload. */
   readonly payload: () => Record<string, string | number | boolean>;
   /** Called once `view` already answers with the new view: tables first, then these events. */
@@ -89,6 +95,15 @@ export class MembershipService {
     });
   }
 
+  #placed(endpoints: readonly Endpoint[]): Endpoint[] {
+    const known = this.#options.dataCenters();
+    return endpoints.map((e) => {
+      if (e.dc === undefined || known.includes(e.dc)) return e;
+      const { dc: _foreign, ...rest } = e;
+      return rest;
+    });
+  }
+
   /** Self's state changed (draining): re-derive now. */
   selfChanged(): void {
     this.#tracker.setSelf(this.#options.self());
@@ -100,7 +115,7 @@ export class MembershipService {
     try {
       for await (const event of discovery.watch(config.service, { signal: this.#stop.signal })) {
         if (event.type === 'degraded') this.#options.onError(event.error);
-        this.#tracker.setEndpoints(event.endpoints);
+        this.#tracker.setEndpoints(this.#placed(event.endpoints));
       }
     } catch (error) {
       if (!this.#stop.signal.aborted) this.#options.onError(error);
@@ -124,7 +139,7 @@ export class MembershipService {
       discovery.list(config.service, { signal: this.#stop.signal }),
       heartbeat ? heartbeat.list(this.#group, { signal: this.#stop.signal }) : Promise.resolve([]),
     ]);
-    this.#tracker.reconcile({ endpoints, heartbeats });
+    this.#tracker.reconcile({ endpoints: this.#placed(endpoints), heartbeats });
   }
 
   /**

@@ -53,21 +53,25 @@ export async function startProxy(
     /** A members file instead of a fixed list: membership then changes when the file does. */
     membersFile?: string;
     scope?: string;
+    /** Discovery and heartbeat sections to use instead of the static ones (a real adapter). */
+    ports?: Record<string, unknown>;
     proxy?: Record<string, unknown>;
   } = {},
 ): Promise<RunningProxy> {
   const id = options.id ?? 'proxy-0';
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? (await freePort());
-  const muster = await createMuster({
-    discovery: {
-      adapter: 'static',
-      options: options.membersFile
-        ? { service: 'muster-cql-proxy', file: options.membersFile }
-        : { service: 'muster-cql-proxy', members: options.members ?? [{ id, address: host, port }], self: id },
+  const muster = await createMuster(
+    options.ports ?? {
+      discovery: {
+        adapter: 'static',
+        options: options.membersFile
+          ? { service: 'muster-cql-proxy', file: options.membersFile }
+          : { service: 'muster-cql-proxy', members: options.members ?? [{ id, address: host, port }], self: id },
+      },
+      heartbeat: { adapter: 'static', options: { scope: options.scope ?? `proxy-test-${Math.random()}` } },
     },
-    heartbeat: { adapter: 'static', options: { scope: options.scope ?? `proxy-test-${Math.random()}` } },
-  });
+  );
   const config = proxyConfig(
     {
       listen: { host, port },

@@ -1,0 +1,99 @@
+// Three proxies whose membership is Consul (health-service discovery with self-registration,
+// heartbeats in KV): cassandra-driver discovers all three; a proxy that shuts down deregisters
+// and is reported gone; it comes back when restarted.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import cassandra from 'cassandra-driver';
+import { testServer } from '../../../../scripts/testenv/state.mjs';
+import { freePort, startProxy, type CassandraEntry, type RunningProxy } from './harness.js';
+
+const backend = testServer<CassandraEntry>('cassandra');
+const consul = testServer<{ address: string }>('consul');
+const TIMEOUT = 180_000;
+
+async function until<T>(what: string, check: () => T | undefined | false, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+(backend && consul ? describe : describe.skip)('three proxies on Consul membership, cassandra-driver', () => {
+  const service = `muster-cql-proxy-${Date.now().toString(36)}`;
+  const ids = ['consul-a', 'consul-b', 'consul-c'];
+  const hostOf = (id: string) => `127.0.0.${ids.indexOf(id) + 1}`;
+  let port: number;
+  const proxies = new Map<string, RunningProxy>();
+  let client: cassandra.Client;
+  const events: { type: string; address: string; at: number }[] = [];
+  const address = (id: string) => `${hostOf(id)}:${port}`;
+
+  const start = async (id: string) => {
+    const options = { address: consul!.address, minSessionTtl: '1s', lockDelay: '0s', checkTtl: '2s', watchWait: '5s' };
+    proxies.set(
+      id,
+      await startProxy(backend!, {
+        id,
+        host: hostOf(id),
+        port,
+        ports: { discovery: { adapter: 'consul', options }, heartbeat: { adapter: 'consul', options } },
+        proxy: { instanceId: id, service, heartbeat: { interval: '300ms', ttl: '3s' }, events: { debounce: '100ms', reconcile: '2s' } },
+      }),
+    );
+  };
+
+  beforeAll(async () => {
+    port = await freePort();
+    for (const id of ids) await start(id);
+    client = new cassandra.Client({
+      contactPoints: [address('consul-a')],
+      localDataCenter: backend!.localDataCenter,
+      protocolOptions: { port },
+    });
+    for (const type of ['hostAdd', 'hostRemove', 'hostUp', 'hostDown']) {
+      client.on(type, (host: { address: string }) => events.push({ type, address: host.address, at: Date.now() }));
+    }
+    await client.connect();
+  }, TIMEOUT);
+
+  afterAll(async () => {
+    await client?.shutdown();
+    for (const p of proxies.values()) await p.stop().catch(() => undefined);
+  }, TIMEOUT);
+
+  it(
+    'all three are discovered through Consul and pooled',
+    async () => {
+      await until("all three in the driver's metadata", () => client.hosts.length === 3);
+      expect(client.hosts.keys().sort()).toEqual(ids.map(address).sort());
+      await until('pools to all three', () => client.getState().getConnectedHosts().length === 3);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a proxy that shuts down deregisters and is removed; restarted, it is added back',
+    async () => {
+      const victim = 'consul-c';
+      const stoppedAt = Date.now();
+      await proxies.get(victim)!.stop();
+      proxies.delete(victim);
+      const gone = await until('hostRemove', () =>
+        events.find((e) => e.type === 'hostRemove' && e.address === address(victim) && e.at >= stoppedAt),
+      );
+      console.log(`shutdown → driver hostRemove (Consul): ${gone.at - stoppedAt} ms`);
+      for (let i = 0; i < 10; i++) await client.execute('SELECT release_version FROM system.local', [], { isIdempotent: true });
+      const restartedAt = Date.now();
+      await start(victim);
+      const back = await until(
+        'hostAdd',
+        () => events.find((e) => e.type === 'hostAdd' && e.address === address(victim) && e.at >= restartedAt),
+        60_000,
+      );
+      console.log(`restart → driver hostAdd (Consul): ${back.at - restartedAt} ms`);
+    },
+    TIMEOUT,
+  );
+});
