@@ -3,10 +3,12 @@ import { EndpointSet, type DiscoveryEvent } from '@muster/core';
 import { endpointsFromSlices, sliceCandidates, type EndpointSliceObject, type SliceEndpoint } from '../src/endpoint-slices.js';
 import { ServiceEndpoints } from '../src/service-endpoints.js';
 
-const shape = (events: DiscoveryEvent[]) =>
-  events.map(
-    (e) => `${e.type}${'endpoint' in e ? `:${JSON.stringify(e.endpoint)}` : ''}|${e.endpoints.map((x) => JSON.stringify(x)).join(',')}`,
-  );
+// The changes, and the state after the last of them. (Events of one batch may carry either the
+// state after each change or after the whole batch: the port allows both.)
+const shape = (events: DiscoveryEvent[]) => [
+  ...events.map((e) => `${e.type}${'endpoint' in e ? `:${JSON.stringify(e.endpoint)}` : ''}`),
+  (events.at(-1)?.endpoints ?? []).map((x) => JSON.stringify(x)).join(','),
+];
 
 /** A small deterministic PRNG, so a failure reproduces. */
 function random(seed: number) {

@@ -27,8 +27,9 @@ export interface Endpoint {
 /**
  * What `watch()` yields. The first item is always a `snapshot` taken after the initial list
  * completed; every later item carries the full current `endpoints` too, so a consumer that only
- * wants state never folds deltas (changes observed together, in one backend answer, all carry the
- * state after all of them). A backend failure is `degraded` (with the last known endpoints,
+ * wants state never folds deltas. Changes observed together, in one backend answer, may each carry
+ * the state after that change or the state after all of them; the last one always carries the
+ * current state. A backend failure is `degraded` (with the last known endpoints,
  * never an empty list); `recovered` follows when the backend answers again, after which the diff
  * against the last known state is emitted as ordinary changes.
  */

@@ -17,6 +17,7 @@ import {
 } from '../protocol/version.js';
 import type { BackendConnection } from './backend-connection.js';
 import type { FrameCompression } from '../protocol/compression.js';
+import type { VirtualView } from '../virtual/view.js';
 import type { ProxyContext } from './context.js';
 import { PreparedCache } from './prepared-cache.js';
 
@@ -48,6 +49,8 @@ export class ClientConnection {
   #closed = false;
   #startupSeen = false;
   readonly registered = new Set<string>();
+  /** The membership view this client's last system-table read was answered from. */
+  servedView: VirtualView | undefined;
   readonly #prepared: PreparedCache;
 
   constructor(id: number, socket: Socket, context: ProxyContext) {
@@ -140,7 +143,11 @@ export class ClientConnection {
       }
       case Opcode.REGISTER: {
         for (const type of decodeRegister(this.#body(frame)).eventTypes) this.registered.add(type);
-        return this.#send(frame, Opcode.READY, Buffer.alloc(0));
+        this.#send(frame, Opcode.READY, Buffer.alloc(0));
+        // Drivers read system.peers, then REGISTER: changes in between would be lost (Cassandra
+        // loses them too). Tell this client what changed since the tables it last read.
+        for (const event of this.#context.eventsSince(this.servedView)) this.pushEvent(event);
+        return;
       }
       case Opcode.QUERY: {
         // The hot path reads only the statement text; parameters are decoded for our own tables.

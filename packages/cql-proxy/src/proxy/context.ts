@@ -1,4 +1,6 @@
 import type { ProxyConfig } from '../config.js';
+import type { Event } from '../protocol/event.js';
+import type { VirtualView } from '../virtual/view.js';
 import type { ProxyMetrics } from '../http/metrics.js';
 import type { QueryParameters } from '../protocol/query-parameters.js';
 import type { BackendConnection } from './backend-connection.js';
@@ -29,5 +31,7 @@ export interface ProxyContext {
   /** A new connection to a local-DC backend node, spread across nodes, skipping ones that fail. */
   connectBackend(version: number, onClose: () => void): Promise<BackendConnection>;
   draining(): boolean;
+  /** Membership events from `view` (what a client last read) to the current view. */
+  eventsSince(view: VirtualView | undefined): readonly Event[];
   forget(client: ClientConnection): void;
 }

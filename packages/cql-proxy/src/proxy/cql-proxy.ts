@@ -10,6 +10,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { encodeFrameHeader, Opcode } from '../protocol/frame.js';
 import type { Event } from '../protocol/event.js';
 import { describeVersions } from '../protocol/version.js';
+import { diffViews } from '../virtual/events.js';
 import type { VirtualMember } from '../virtual/membership.js';
 import type { VirtualView } from '../virtual/view.js';
 import { BackendCluster } from './backend-cluster.js';
@@ -86,6 +87,11 @@ export class CqlProxy {
       codec: (name) => (this.#backend.view.compression.includes(name) ? frameCompression(name) : undefined),
       connectBackend: (version, onClose) => this.#pool.connect(version, onClose),
       draining: () => this.#draining,
+      eventsSince: (view) => {
+        const current = this.#membership?.view;
+        if (!view || !current || view === current) return [];
+        return diffViews(view, current).map(({ type, change, address }) => ({ type, change, address }));
+      },
       forget: (client) => {
         if (this.#clients.delete(client)) this.metrics.clientConnections.dec();
       },

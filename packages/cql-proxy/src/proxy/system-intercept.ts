@@ -60,7 +60,9 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
       },
       bind,
     );
-    return result.ok ? { result: toRowsResult(result) } : invalid(result.message);
+    if (!result.ok) return invalid(result.message);
+    client.servedView = view;
+    return { result: toRowsResult(result) };
   };
 
   const bindOf = (parameters: QueryParameters): BindValues => ({

@@ -47,6 +47,11 @@ async function until<T>(what: string, check: () => T | undefined | false, ms = 3
   beforeAll(async () => {
     port = await freePort();
     for (const id of ids) await start(id);
+    await until(
+      'every proxy to see all three up',
+      () => [...proxies.values()].every((p) => (p.proxy.topology().members as { up: boolean }[]).filter((m) => m.up).length === 3),
+      60_000,
+    );
     client = new cassandra.Client({
       contactPoints: [address('consul-a')],
       localDataCenter: backend!.localDataCenter,

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { decodeEvent } from '../../src/protocol/event.js';
 import { Opcode } from '../../src/protocol/frame.js';
-import { encodeRegister, encodeStartup } from '../../src/protocol/requests.js';
+import { encodeQuery, encodeRegister, encodeStartup } from '../../src/protocol/requests.js';
 import { freePort, startProxy, type CassandraEntry, type RunningProxy } from './harness.js';
 import { RawClient } from './raw-client.js';
 
@@ -70,6 +70,10 @@ async function until<T>(what: string, check: () => T | undefined | false, ms = 3
     port = await freePort();
     writeMembers(ids);
     for (const id of ids) await start(id);
+    // Converged: every instance shows all three up before the driver connects.
+    await until('every proxy to see all three up', () =>
+      [...proxies.values()].every((p) => (p.proxy.topology().members as { up: boolean }[]).filter((m) => m.up).length === 3),
+    );
     client = new cassandra.Client({
       contactPoints: [address('proxy-a')],
       localDataCenter: backend!.localDataCenter,
@@ -170,6 +174,31 @@ async function until<T>(what: string, check: () => T | undefined | false, ms = 3
       expect(event).toMatchObject({ type: 'STATUS_CHANGE', change: 'DOWN', address: { address: hostOf(victim), port } });
       console.log(`last heartbeat → STATUS_CHANGE DOWN on a registered client: ${Date.now() - staleFrom} ms (ttl 1500 ms)`);
       watcher.close();
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a client that REGISTERs after reading the tables is told what changed in between',
+    async () => {
+      const late = 'proxy-b';
+      const watcher = await RawClient.open(address('proxy-a'));
+      watcher.send(4, 1, Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) }));
+      expect((await watcher.next(1))?.opcode).toBe(Opcode.READY);
+      watcher.send(4, 2, Opcode.QUERY, encodeQuery({ query: 'SELECT peer FROM system.peers', parameters: { consistency: 1 } }, 4));
+      expect((await watcher.next(2))?.opcode).toBe(Opcode.RESULT);
+      // Between the read and the REGISTER, a member leaves.
+      writeMembers(ids.filter((id) => id !== late));
+      await until(
+        'proxy-a to drop proxy-b',
+        () => !(proxies.get('proxy-a')!.proxy.topology().members as { id: string }[]).some((m) => m.id === late),
+      );
+      watcher.send(4, 3, Opcode.REGISTER, encodeRegister({ eventTypes: ['TOPOLOGY_CHANGE'] }));
+      expect((await watcher.next(3))?.opcode).toBe(Opcode.READY);
+      const event = decodeEvent((await watcher.next(-1, 5000))!.body);
+      expect(event).toMatchObject({ type: 'TOPOLOGY_CHANGE', change: 'REMOVED_NODE', address: { address: hostOf(late), port } });
+      watcher.close();
+      writeMembers(ids);
     },
     TIMEOUT,
   );
