@@ -4,21 +4,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
-import { freePort, startProxy, type CassandraEntry, type RunningProxy } from './harness.js';
+import { converged, freePort, startProxy, until, type CassandraEntry, type RunningProxy } from './harness.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
 const consul = testServer<{ address: string }>('consul');
 const TIMEOUT = 180_000;
-
-async function until<T>(what: string, check: () => T | undefined | false, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 (backend && consul ? describe : describe.skip)('three proxies on Consul membership, cassandra-driver', () => {
   const service = `muster-cql-proxy-${Date.now().toString(36)}`;
@@ -47,11 +37,7 @@ async function until<T>(what: string, check: () => T | undefined | false, ms = 3
   beforeAll(async () => {
     port = await freePort();
     for (const id of ids) await start(id);
-    await until(
-      'every proxy to see all three up',
-      () => [...proxies.values()].every((p) => (p.proxy.topology().members as { up: boolean }[]).filter((m) => m.up).length === 3),
-      60_000,
-    );
+    await converged(proxies.values(), 3, 60_000);
     client = new cassandra.Client({
       contactPoints: [address('consul-a')],
       localDataCenter: backend!.localDataCenter,

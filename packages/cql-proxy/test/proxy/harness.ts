@@ -97,3 +97,24 @@ export async function startProxy(
     },
   };
 }
+
+/** Polls `check` until it returns something truthy, or fails naming `what`. */
+export async function until<T>(what: string, check: () => T | undefined | false, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Waits until every proxy shows `count` members up: the cluster has converged. */
+export function converged(proxies: Iterable<RunningProxy>, count: number, ms = 30_000): Promise<true> {
+  const all = [...proxies];
+  return until(
+    `every proxy to see ${count} members up`,
+    () => all.every((p) => (p.proxy.topology().members as { up: boolean }[]).filter((m) => m.up).length === count),
+    ms,
+  );
+}

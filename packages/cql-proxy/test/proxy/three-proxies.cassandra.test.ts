@@ -12,21 +12,11 @@ import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { decodeEvent } from '../../src/protocol/event.js';
 import { Opcode } from '../../src/protocol/frame.js';
 import { encodeQuery, encodeRegister, encodeStartup } from '../../src/protocol/requests.js';
-import { freePort, startProxy, type CassandraEntry, type RunningProxy } from './harness.js';
+import { converged, freePort, startProxy, until, type CassandraEntry, type RunningProxy } from './harness.js';
 import { RawClient } from './raw-client.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
 const TIMEOUT = 180_000;
-
-async function until<T>(what: string, check: () => T | undefined | false, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 (backend ? describe : describe.skip)('three proxies, one Cassandra, cassandra-driver', () => {
   const dir = mkdtempSync(join(tmpdir(), 'muster-three-'));
@@ -71,9 +61,7 @@ async function until<T>(what: string, check: () => T | undefined | false, ms = 3
     writeMembers(ids);
     for (const id of ids) await start(id);
     // Converged: every instance shows all three up before the driver connects.
-    await until('every proxy to see all three up', () =>
-      [...proxies.values()].every((p) => (p.proxy.topology().members as { up: boolean }[]).filter((m) => m.up).length === 3),
-    );
+    await converged(proxies.values(), 3);
     client = new cassandra.Client({
       contactPoints: [address('proxy-a')],
       localDataCenter: backend!.localDataCenter,
