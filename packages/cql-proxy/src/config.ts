@@ -15,6 +15,16 @@ export const proxySchema = s.object({
     }),
     { host: '127.0.0.1', port: 9042 },
   ),
+  /** TLS towards clients: the listener then accepts TLS only. */
+  tls: s.optional(
+    s.object({
+      certFile: s.string({ minLength: 1 }),
+      keyFile: s.string({ minLength: 1 }),
+      /** Client certificates must be signed by this CA (with requireClientCert). */
+      caFile: s.optional(s.string({ minLength: 1 })),
+      requireClientCert: s.withDefault(s.boolean(), false),
+    }),
+  ),
   /** What drivers dial for this instance; default: the local address of each accepted socket. */
   advertise: s.optional(s.object({ address: s.string({ minLength: 1 }), port: s.optional(s.integer({ min: 1, max: 65535 })) })),
   /** Overrides the cluster name the backend reports. */

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { resolve } from 'node:path';
+import { createServer as createTlsServer } from 'node:tls';
 import type { Server as HttpServer } from 'node:http';
 import type { Logger } from 'pino';
 import type { Muster } from '@muster/core';
@@ -44,9 +47,12 @@ export class CqlProxy {
   #nextClientId = 1;
   readonly #context: ProxyContext;
   readonly #intercept: SystemTableIntercept;
+  /** Relative file names in the config (TLS material) resolve from here. */
+  readonly #configDir: string;
 
   constructor(config: ProxyConfig, muster: Muster, log: Logger) {
     this.config = config;
+    this.#configDir = muster.config.dir;
     this.#muster = muster;
     this.#log = log;
     this.#prepared = new PreparedCache(config.limits.preparedCacheSize);
@@ -117,7 +123,7 @@ export class CqlProxy {
       for (const client of this.#clients) client.pushEvent(event);
     });
 
-    this.#server = createServer((socket) => this.#accept(socket));
+    this.#server = this.#listener();
     await listen(this.#server, this.config.listen.port, this.config.listen.host);
     this.#http = createOperationsServer({
       metrics: this.metrics,
@@ -170,6 +176,32 @@ export class CqlProxy {
     });
     await this.#membership.start();
     this.#log.info({ listen: `${this.config.listen.host}:${this.port}`, http: this.httpPort }, 'proxy ready');
+  }
+
+  /** Plain TCP, or TLS when `proxy.tls` is set (then only TLS is accepted). */
+  #listener(): Server {
+    const tls = this.config.tls;
+    if (!tls) return createServer((socket) => this.#accept(socket));
+    const read = (file: string, what: string) => {
+      try {
+        return readFileSync(resolve(this.#configDir, file));
+      } catch (error) {
+        throw new Error(`proxy.tls.${what}: cannot read ${file}: ${(error as Error).message}`, { cause: error });
+      }
+    };
+    const server = createTlsServer(
+      {
+        cert: read(tls.certFile, 'certFile'),
+        key: read(tls.keyFile, 'keyFile'),
+        ...(tls.caFile ? { ca: read(tls.caFile, 'caFile') } : {}),
+        requestCert: tls.requireClientCert,
+        rejectUnauthorized: tls.requireClientCert,
+      },
+      (socket) => this.#accept(socket),
+    );
+    // A client that fails the handshake is counted and dropped; it never reaches the CQL layer.
+    server.on('tlsClientError', () => this.metrics.errors.inc({ kind: 'tls_handshake' }));
+    return server;
   }
 
   #accept(socket: Socket): void {

@@ -1,0 +1,112 @@
+// TLS towards clients: cassandra-driver connects with the proxy's CA and verifies its name; a plain
+// client is not served on the TLS port.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import cassandra from 'cassandra-driver';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { testServer } from '../../../../scripts/testenv/state.mjs';
+import { Opcode } from '../../src/protocol/frame.js';
+import { RawClient } from './raw-client.js';
+import { startProxy, type CassandraEntry, type RunningProxy } from './harness.js';
+
+const backend = testServer<CassandraEntry>('cassandra');
+
+/** A CA and a serving certificate for 127.0.0.1, made with openssl. */
+function certificates(dir: string) {
+  const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  run(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=muster-test-ca',
+  );
+  run(
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'proxy.key',
+    '-out',
+    'proxy.csr',
+    '-subj',
+    '/CN=127.0.0.1',
+  );
+  writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  run(
+    'x509',
+    '-req',
+    '-in',
+    'proxy.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'proxy.crt',
+    '-days',
+    '1',
+    '-extfile',
+    'san.ext',
+  );
+  return { ca: join(dir, 'ca.crt'), cert: join(dir, 'proxy.crt'), key: join(dir, 'proxy.key') };
+}
+
+(backend ? describe : describe.skip)('TLS towards clients', () => {
+  let running: RunningProxy;
+  let files: ReturnType<typeof certificates>;
+  beforeAll(async () => {
+    files = certificates(mkdtempSync(join(tmpdir(), 'muster-tls-')));
+    running = await startProxy(backend!, { proxy: { tls: { certFile: files.cert, keyFile: files.key } } });
+  }, 120_000);
+  afterAll(async () => {
+    await running?.stop();
+  });
+
+  it('cassandra-driver connects over TLS, verifying the certificate against the CA', async () => {
+    const client = new cassandra.Client({
+      contactPoints: [running.address],
+      localDataCenter: backend!.localDataCenter,
+      sslOptions: { ca: [readFileSync(files.ca)], rejectUnauthorized: true },
+    });
+    try {
+      await client.connect();
+      expect((await client.execute('SELECT release_version FROM system.local')).first().get('release_version')).toBe(backend!.version);
+    } finally {
+      await client.shutdown();
+    }
+  }, 60_000);
+
+  it('a client that does not trust the certificate is refused at the handshake', async () => {
+    const client = new cassandra.Client({
+      contactPoints: [running.address],
+      localDataCenter: backend!.localDataCenter,
+      sslOptions: { rejectUnauthorized: true },
+    });
+    await expect(client.connect()).rejects.toThrow(/self.signed|unable to (get|verify)|certificate/i);
+    await client.shutdown();
+  }, 60_000);
+
+  it('a plain-text client gets no CQL answer on the TLS port', async () => {
+    const c = await RawClient.open(running.address);
+    c.send(4, 1, Opcode.OPTIONS, Buffer.alloc(0));
+    expect(await c.next(1, 3000).catch(() => undefined)).toBeUndefined();
+    c.close();
+  });
+});
