@@ -1,29 +1,12 @@
 // Consul-specific discovery behaviour: self-registration kept passing by its TTL check, re-registration
 // after the agent forgets the service, deregistration on close, tags/meta, the `passing` filter and warnings.
-import { afterAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import Consul from 'consul';
-import { createMuster, type Discovery, type Muster } from '@muster/core';
 import { eventually, nextMatching, nextWithin, uniqueName } from '@muster/core/testing';
-import { testServer } from '../../../scripts/testenv/state.mjs';
+import { entry, portOpener } from './consul-testenv.js';
 
-interface ConsulEntry {
-  address: string;
-  url: string;
-}
-
-const entry = testServer<ConsulEntry>('consul');
-const musters: Muster[] = [];
-afterAll(async () => {
-  await Promise.allSettled(musters.map((m) => m.close()));
-});
-
-async function discovery(options: Record<string, unknown> = {}): Promise<Discovery> {
-  const muster = await createMuster({
-    discovery: { adapter: 'consul', options: { address: entry!.address, watchWait: '10s', checkTtl: '1500ms', ...options } },
-  });
-  musters.push(muster);
-  return muster.discovery;
-}
+const open = portOpener();
+const discovery = (options: Record<string, unknown> = {}) => open('discovery', { watchWait: '10s', checkTtl: '1500ms', ...options });
 
 const operator = () => new Consul({ host: '127.0.0.1', port: Number(new URL(entry!.url).port) });
 

@@ -1,29 +1,13 @@
 // Consul-specific heartbeat behaviour: a member that stops beating stays listed (stale) and is then
 // deleted by Consul with its session (`left`); a restarted member (new incarnation) takes its key
 // over in one write, so peers see `replaced`, not `left` + `joined`.
-import { afterAll, describe, expect, test } from '@jest/globals';
-import { createMuster, type HeartbeatEvent, type HeartbeatStore, type Muster } from '@muster/core';
+import { describe, expect, test } from '@jest/globals';
+import type { HeartbeatEvent } from '@muster/core';
 import { nextMatching, nextWithin, uniqueName } from '@muster/core/testing';
-import { testServer } from '../../../scripts/testenv/state.mjs';
+import { entry, portOpener } from './consul-testenv.js';
 
-interface ConsulEntry {
-  address: string;
-  url: string;
-}
-
-const entry = testServer<ConsulEntry>('consul');
-const musters: Muster[] = [];
-afterAll(async () => {
-  await Promise.allSettled(musters.map((m) => m.close()));
-});
-
-async function store(options: Record<string, unknown> = {}): Promise<HeartbeatStore> {
-  const muster = await createMuster({
-    heartbeat: { adapter: 'consul', options: { address: entry!.address, minSessionTtl: '1s', watchWait: '10s', ...options } },
-  });
-  musters.push(muster);
-  return muster.heartbeat;
-}
+const open = portOpener();
+const store = (options: Record<string, unknown> = {}) => open('heartbeat', { minSessionTtl: '1s', watchWait: '10s', ...options });
 
 type MemberEvent = Extract<HeartbeatEvent, { member: unknown }>;
 

@@ -1,29 +1,13 @@
 // Consul-specific lock behaviour beyond the conformance suite: why the fencing token is the
 // ModifyIndex (it survives a deleted and recreated key, LockIndex does not), lock-delay's effect
 // on failover, and onLost when an operator destroys the session or deletes the key.
-import { afterAll, describe, expect, test } from '@jest/globals';
-import { createMuster, InvalidArgumentError, simulateCrash, type Lock, type Muster } from '@muster/core';
+import { describe, expect, test } from '@jest/globals';
+import { InvalidArgumentError, simulateCrash } from '@muster/core';
 import { uniqueName } from '@muster/core/testing';
-import { testServer } from '../../../scripts/testenv/state.mjs';
+import { entry, portOpener } from './consul-testenv.js';
 
-interface ConsulEntry {
-  address: string;
-  url: string;
-}
-
-const entry = testServer<ConsulEntry>('consul');
-const musters: Muster[] = [];
-afterAll(async () => {
-  await Promise.allSettled(musters.map((m) => m.close()));
-});
-
-async function lock(options: Record<string, unknown> = {}): Promise<Lock> {
-  const muster = await createMuster({
-    lock: { adapter: 'consul', options: { address: entry!.address, minSessionTtl: '1s', lockDelay: '0s', ...options } },
-  });
-  musters.push(muster);
-  return muster.lock;
-}
+const open = portOpener();
+const lock = (options: Record<string, unknown> = {}) => open('lock', { minSessionTtl: '1s', lockDelay: '0s', ...options });
 
 async function api(method: string, path: string, body?: string): Promise<unknown> {
   const res = await fetch(`${entry!.url}${path}`, { method, ...(body !== undefined ? { body } : {}) });
