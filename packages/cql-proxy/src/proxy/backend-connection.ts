@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { encodeFrameHeader, FrameDecoder, Opcode, type Frame } from '../protocol/frame.js';
-import { encodeSegments, SegmentedFrameDecoder } from '../protocol/segment.js';
+import { SegmentedFrameDecoder } from '../protocol/segment.js';
+import { writeFrame } from './frame-writer.js';
 import { StreamIds } from './stream-ids.js';
 
 export interface BackendAddress {
@@ -149,14 +150,7 @@ export class BackendConnection {
   }
 
   #send(header: Buffer, body: Buffer): void {
-    this.#socket.cork();
-    if (this.#segments) {
-      for (const piece of encodeSegments([Buffer.concat([header, body])], this.#segments)) this.#socket.write(piece);
-    } else {
-      this.#socket.write(header);
-      if (body.length > 0) this.#socket.write(body);
-    }
-    this.#socket.uncork();
+    writeFrame(this.#socket, header, body, this.#segments);
   }
 
   /**

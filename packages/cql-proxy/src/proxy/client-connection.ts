@@ -7,7 +7,7 @@ import { decodeExecute, decodePrepare, decodeQuery, decodeRegister, decodeStartu
 import { Reader } from '../protocol/reader.js';
 import { encodeSupported } from '../protocol/responses.js';
 import { encodeResult, type Result } from '../protocol/result.js';
-import { encodeSegments, SegmentedFrameDecoder } from '../protocol/segment.js';
+import { SegmentedFrameDecoder } from '../protocol/segment.js';
 import {
   describeVersions,
   isSupportedVersion,
@@ -19,6 +19,7 @@ import type { BackendConnection } from './backend-connection.js';
 import type { FrameCompression } from '../protocol/compression.js';
 import type { VirtualView } from '../virtual/view.js';
 import type { ProxyContext } from './context.js';
+import { writeFrame } from './frame-writer.js';
 import { PreparedCache } from './prepared-cache.js';
 
 const unsupportedVersion = (version: number) =>
@@ -323,14 +324,7 @@ export class ClientConnection {
   #write(stream: number, opcode: number, flags: number, body: Buffer): void {
     if (this.#closed) return;
     const header = encodeFrameHeader({ version: this.#version ?? 4, response: true, flags, stream, opcode }, body.length);
-    this.socket.cork();
-    if (this.#segments) {
-      for (const piece of encodeSegments([Buffer.concat([header, body])], this.#segments)) this.socket.write(piece);
-    } else {
-      this.socket.write(header);
-      if (body.length > 0) this.socket.write(body);
-    }
-    this.socket.uncork();
+    writeFrame(this.socket, header, body, this.#segments);
   }
 
   /**
