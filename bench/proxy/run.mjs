@@ -1,9 +1,9 @@
 // The same client load run direct to Cassandra and through the proxy, in one run: throughput and
 // p50/p99/p999 latency of each, and their ratio. Prints; never asserts.
 //   npm run testenv -- up cassandra && npx tsc -b && node bench/proxy/run.mjs
-// Env: BENCH_SECONDS (per phase, default 10), CONCURRENCY (default 32), ROUNDS (default 2).
+// Env: BENCH_SECONDS (per phase, default 10), CONCURRENCY (default 32), ROUNDS (default 2), PROXY_NODE_ARGS.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -17,6 +17,17 @@ const concurrency = Number(process.env.CONCURRENCY ?? 32);
 const rounds = Number(process.env.ROUNDS ?? 2);
 const backend = readState().cassandra;
 if (!backend) throw new Error('start Cassandra first: npm run testenv -- up cassandra');
+
+/** CPU seconds a process has used (user + system), from /proc; undefined where there is none. */
+function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return undefined;
+  }
+}
+const cassandraPid = backend.nodes?.[0]?.pid;
 
 const freePort = () =>
   new Promise((resolve) => {
@@ -43,7 +54,9 @@ proxy:
   log: { level: warn }
 `,
   );
-  const child = spawn(process.execPath, [join(here, '../../packages/cql-proxy/dist/cli.js'), '--config', config], {
+  // PROXY_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the proxy under this load.
+  const nodeArgs = (process.env.PROXY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, join(here, '../../packages/cql-proxy/dist/cli.js'), '--config', config], {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   for (let i = 0; i < 100; i++) {
@@ -58,7 +71,7 @@ proxy:
   throw new Error('proxy did not become ready');
 }
 
-async function load(contactPoint, label) {
+async function load(contactPoint, label, proxyPid) {
   const client = new cassandra.Client({
     contactPoints: [contactPoint],
     localDataCenter: backend.localDataCenter,
@@ -72,6 +85,7 @@ async function load(contactPoint, label) {
   for (let i = 0; i < 200; i++) await client.execute(write, [i, `value-${i}`], { prepare: true });
   const latencies = [];
   let errors = 0;
+  const cpuBefore = { proxy: proxyPid && cpuSeconds(proxyPid), cassandra: cpuSeconds(cassandraPid), driver: process.cpuUsage() };
   const end = Date.now() + seconds * 1000;
   let n = 0;
   await Promise.all(
@@ -89,10 +103,18 @@ async function load(contactPoint, label) {
       }
     }),
   );
+  const driverCpu = process.cpuUsage(cpuBefore.driver);
+  // CPU per request in µs: what each process spent on the load (the proxy's is its whole cost).
+  const perOp = (before, after) => (before === undefined || after === undefined ? undefined : ((after - before) * 1e6) / latencies.length);
+  const cpu = {
+    proxy: proxyPid ? perOp(cpuBefore.proxy, cpuSeconds(proxyPid)) : undefined,
+    cassandra: perOp(cpuBefore.cassandra, cpuSeconds(cassandraPid)),
+    driver: (driverCpu.user + driverCpu.system) / latencies.length,
+  };
   await client.shutdown();
   latencies.sort((a, b) => a - b);
   const q = (p) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))];
-  return { label, ops: latencies.length / seconds, p50: q(0.5), p99: q(0.99), p999: q(0.999), errors };
+  return { label, ops: latencies.length / seconds, p50: q(0.5), p99: q(0.99), p999: q(0.999), errors, cpu };
 }
 
 const proxy = await startProxy();
@@ -100,7 +122,7 @@ const results = { direct: [], proxy: [] };
 try {
   for (let r = 0; r < rounds; r++) {
     results.direct.push(await load(backend.contactPoints[0], 'direct'));
-    results.proxy.push(await load(proxy.address, 'proxy'));
+    results.proxy.push(await load(proxy.address, 'proxy', proxy.child.pid));
   }
 } finally {
   proxy.child.kill('SIGTERM');
@@ -108,8 +130,10 @@ try {
 const best = (xs) => xs.reduce((a, b) => (b.ops > a.ops ? b : a));
 const d = best(results.direct);
 const p = best(results.proxy);
+const us = (v) => (v === undefined ? '-' : `${v.toFixed(0)} µs`);
 const fmt = (x) =>
-  `${x.label.padEnd(7)} ${x.ops.toFixed(0).padStart(8)} ops/s  p50 ${x.p50.toFixed(3)} ms  p99 ${x.p99.toFixed(3)} ms  p999 ${x.p999.toFixed(3)} ms  errors ${x.errors}`;
+  `${x.label.padEnd(7)} ${x.ops.toFixed(0).padStart(8)} ops/s  p50 ${x.p50.toFixed(3)} ms  p99 ${x.p99.toFixed(3)} ms  p999 ${x.p999.toFixed(3)} ms  errors ${x.errors}` +
+  `  CPU/request: driver ${us(x.cpu.driver)}, Cassandra ${us(x.cpu.cassandra)}, proxy ${us(x.cpu.proxy)}`;
 console.log(
   `bench/proxy: cassandra-driver, ${concurrency} concurrent, 50/50 prepared read/write, ${seconds} s per phase, best of ${rounds} rounds`,
 );

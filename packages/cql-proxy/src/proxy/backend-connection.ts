@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { encodeFrameHeader, FrameDecoder, Opcode, type Frame } from '../protocol/frame.js';
 import { SegmentedFrameDecoder } from '../protocol/segment.js';
-import { writeFrame } from './frame-writer.js';
+import { FrameWriter } from './frame-writer.js';
 import { StreamIds } from './stream-ids.js';
 
 export interface BackendAddress {
@@ -20,9 +20,11 @@ export interface BackendConnectionOptions extends BackendAddress {
   readonly heartbeatInterval?: number;
 }
 
+/** Called once with the response frame, or with the error that means none will come. */
+export type ResponseHandler = (error: Error | undefined, response: Frame | undefined) => void;
+
 interface Pending {
-  resolve(frame: Frame): void;
-  reject(error: Error): void;
+  handler: ResponseHandler;
   /** When to answer with a timeout (ms since the epoch), if at all. */
   deadline: number | undefined;
   timeout: number | undefined;
@@ -41,8 +43,7 @@ export class BackendConnection {
   readonly version: number;
   readonly #socket: Socket;
   #decoder: { push(chunk: Buffer): Frame[] };
-  /** v5 after the STARTUP exchange: every frame travels in segments. */
-  #segments: { lz4: boolean } | undefined;
+  readonly #writer: FrameWriter;
   readonly #ids = new StreamIds();
   readonly #pending = new Map<number, Pending>();
   readonly #options: BackendConnectionOptions;
@@ -58,6 +59,7 @@ export class BackendConnection {
     this.address = { host: options.host, port: options.port };
     this.version = options.version;
     this.#decoder = new FrameDecoder({ maxBodyLength: options.maxBodyLength });
+    this.#writer = new FrameWriter(socket);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.#receive(chunk));
     socket.on('error', (error) => this.#fail(error));
@@ -108,24 +110,39 @@ export class BackendConnection {
     return this.#ids.inUse;
   }
 
+  /** Whether the socket's send buffer is full: the caller should stop reading until {@link onDrain}. */
+  get congested(): boolean {
+    return this.#socket.writableNeedDrain;
+  }
+
+  onDrain(listener: () => void): void {
+    this.#socket.once('drain', listener);
+  }
+
   /**
-   * Sends one request and resolves with its response frame. `timeout` answers with an error
-   * rather than silence when the node does not reply.
+   * Sends one request; `handler` gets its response frame, or an error when the connection closes,
+   * no stream id is free, or `timeout` (ms) passes without an answer. The callback form is the
+   * forwarding hot path: no promise per request, and the answers to one received chunk are all
+   * handled in the same turn, so their writes coalesce.
    */
-  request(opcode: number, body: Buffer, options: { flags?: number; timeout?: number } = {}): Promise<Frame> {
-    if (this.#closed !== false) return Promise.reject(this.#closedError());
+  send(opcode: number, body: Buffer, flags: number, timeout: number | undefined, handler: ResponseHandler): void {
+    if (this.#closed !== false) return handler(this.#closedError(), undefined);
     const stream = this.#ids.take();
-    if (stream === undefined) return Promise.reject(new BackendConnectionError(`all stream ids to ${this.#label} are in flight`));
-    return new Promise<Frame>((resolve, reject) => {
-      const pending: Pending = { resolve, reject, deadline: undefined, timeout: options.timeout, timedOut: false };
-      if (options.timeout) {
-        pending.deadline = Date.now() + options.timeout;
-        this.#startSweeping(options.timeout);
-      }
-      this.#pending.set(stream, pending);
-      const header = encodeFrameHeader({ version: this.version, response: false, flags: options.flags ?? 0, stream, opcode }, body.length);
-      this.#send(header, body);
-    });
+    if (stream === undefined) return handler(new BackendConnectionError(`all stream ids to ${this.#label} are in flight`), undefined);
+    const pending: Pending = { handler, deadline: undefined, timeout, timedOut: false };
+    if (timeout) {
+      pending.deadline = Date.now() + timeout;
+      this.#startSweeping(timeout);
+    }
+    this.#pending.set(stream, pending);
+    this.#writer.write(encodeFrameHeader({ version: this.version, response: false, flags, stream, opcode }, body.length), body);
+  }
+
+  /** {@link send} as a promise, for the few requests off the hot path. */
+  request(opcode: number, body: Buffer, options: { flags?: number; timeout?: number } = {}): Promise<Frame> {
+    return new Promise<Frame>((resolve, reject) =>
+      this.send(opcode, body, options.flags ?? 0, options.timeout, (error, response) => (error ? reject(error) : resolve(response!))),
+    );
   }
 
   /**
@@ -145,12 +162,8 @@ export class BackendConnection {
       // The id stays reserved until the late answer arrives (or the connection closes), so a late
       // answer can never be mistaken for the reply to a newer request.
       pending.timedOut = true;
-      pending.reject(new BackendConnectionError(`${this.#label} did not answer within ${pending.timeout} ms`));
+      pending.handler(new BackendConnectionError(`${this.#label} did not answer within ${pending.timeout} ms`), undefined);
     }
-  }
-
-  #send(header: Buffer, body: Buffer): void {
-    writeFrame(this.#socket, header, body, this.#segments);
   }
 
   /**
@@ -158,7 +171,7 @@ export class BackendConnection {
    * AUTHENTICATE), before anything else is sent: the server frames everything after it.
    */
   useSegments(lz4: boolean): void {
-    this.#segments = { lz4 };
+    this.#writer.useSegments(lz4);
     this.#decoder = new SegmentedFrameDecoder({ lz4, maxBodyLength: this.#options.maxBodyLength });
   }
 
@@ -189,7 +202,7 @@ export class BackendConnection {
       if (!pending) continue;
       this.#pending.delete(frame.stream);
       this.#ids.give(frame.stream);
-      if (!pending.timedOut) pending.resolve(frame);
+      if (!pending.timedOut) pending.handler(undefined, frame);
     }
   }
 
@@ -200,7 +213,7 @@ export class BackendConnection {
     clearInterval(this.#sweeper);
     clearInterval(this.#heartbeat);
     for (const [, pending] of this.#pending) {
-      if (!pending.timedOut) pending.reject(failure);
+      if (!pending.timedOut) pending.handler(failure, undefined);
     }
     this.#pending.clear();
     this.#options.onClose?.(error);

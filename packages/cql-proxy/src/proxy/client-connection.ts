@@ -19,7 +19,7 @@ import type { BackendConnection } from './backend-connection.js';
 import type { FrameCompression } from '../protocol/compression.js';
 import type { VirtualView } from '../virtual/view.js';
 import type { ProxyContext } from './context.js';
-import { writeFrame } from './frame-writer.js';
+import { FrameWriter } from './frame-writer.js';
 import { PreparedCache } from './prepared-cache.js';
 
 const unsupportedVersion = (version: number) =>
@@ -27,6 +27,16 @@ const unsupportedVersion = (version: number) =>
 
 /** An answer the proxy gives itself instead of forwarding. */
 export type LocalAnswer = { readonly result: Result } | { readonly error: ErrorMessage };
+
+/** What forwarding one request must also do with its answer. */
+interface Forwarding {
+  /** A PREPARE: remember the statement, so an UNPREPARED elsewhere can be recovered. */
+  readonly prepare?: { readonly query: string; readonly keyspace: string | undefined };
+  /** An EXECUTE of this statement id: recover from UNPREPARED. */
+  readonly executeId?: Buffer;
+  /** Called after the answer was written to the client. */
+  readonly answered?: (opcode: number) => void;
+}
 
 /**
  * One client connection. System-table reads, OPTIONS and REGISTER are answered here; everything
@@ -39,8 +49,7 @@ export class ClientConnection {
   readonly socket: Socket;
   readonly #context: ProxyContext;
   #decoder: { push(chunk: Buffer): Frame[] };
-  /** v5 after the STARTUP exchange: frames travel in segments (lz4-compressed when negotiated). */
-  #segments: { lz4: boolean } | undefined;
+  readonly #writer: FrameWriter;
   #version: number | undefined;
   #codec: FrameCompression | undefined;
   #backend: BackendConnection | undefined;
@@ -60,6 +69,7 @@ export class ClientConnection {
     this.#context = context;
     this.#decoder = new FrameDecoder({ maxBodyLength: context.config.limits.maxFrameBytes });
     this.#prepared = context.prepared;
+    this.#writer = new FrameWriter(socket);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.#receive(chunk));
     socket.on('error', () => this.close());
@@ -105,12 +115,34 @@ export class ClientConnection {
         this.#reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: `negative stream id ${frame.stream} in a request` } });
         continue;
       }
-      this.#dispatch(frame).catch((error: unknown) => this.#replyFailure(frame, error));
+      try {
+        this.#dispatch(frame);
+      } catch (error) {
+        this.#replyFailure(frame, error);
+      }
     }
+    this.#throttle();
   }
 
-  async #dispatch(frame: Frame): Promise<unknown> {
-    const started = process.hrtime.bigint();
+  /**
+   * Backpressure: while the backend connection cannot take more, or this client does not read its
+   * answers, stop reading its requests (they would only pile up in memory here).
+   */
+  #throttle(): void {
+    const backend = this.#backend;
+    const backendFull = backend !== undefined && !backend.closed && backend.congested;
+    if (!backendFull && !this.socket.writableNeedDrain) return;
+    this.socket.pause();
+    const resume = () => {
+      if (this.#closed) return;
+      this.socket.resume();
+    };
+    if (backendFull) backend.onDrain(resume);
+    else this.socket.once('drain', resume);
+  }
+
+  #dispatch(frame: Frame): void {
+    const started = performance.now();
     if (!this.#startupSeen && frame.opcode !== Opcode.OPTIONS && frame.opcode !== Opcode.STARTUP) {
       return this.#reply(frame, {
         error: { code: ErrorCode.PROTOCOL_ERROR, message: 'Send STARTUP before any other request except OPTIONS' },
@@ -119,29 +151,8 @@ export class ClientConnection {
     switch (frame.opcode) {
       case Opcode.OPTIONS:
         return this.#send(frame, Opcode.SUPPORTED, encodeSupported({ options: this.#context.supportedOptions() }));
-      case Opcode.STARTUP: {
-        if (this.#startupSeen) {
-          return this.#reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: 'STARTUP was already sent on this connection' } });
-        }
-        this.#startupSeen = true;
-        const startup = decodeStartup(this.#body(frame));
-        const compression = startup.options.get('COMPRESSION');
-        const codec = compression ? this.#context.codec(compression) : undefined;
-        if (compression && (!codec || (frame.version >= 5 && compression !== 'lz4'))) {
-          return this.#reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: `Unsupported compression ${compression}` } });
-        }
-        // v5 compresses segments, not frame bodies.
-        if (frame.version < 5) this.#codec = codec;
-        const backend = await this.#backendConnection();
-        const response = await this.#forward(frame, started);
-        if (frame.version >= 5 && (response === Opcode.READY || response === Opcode.AUTHENTICATE)) {
-          const lz4 = compression === 'lz4';
-          backend.useSegments(lz4);
-          this.#segments = { lz4 };
-          this.#decoder = new SegmentedFrameDecoder({ lz4, maxBodyLength: this.#context.config.limits.maxFrameBytes });
-        }
-        return;
-      }
+      case Opcode.STARTUP:
+        return this.#startup(frame, started);
       case Opcode.REGISTER: {
         for (const type of decodeRegister(this.#body(frame)).eventTypes) this.registered.add(type);
         this.#send(frame, Opcode.READY, Buffer.alloc(0));
@@ -154,31 +165,31 @@ export class ClientConnection {
         // The hot path reads only the statement text; parameters are decoded for our own tables.
         const body = this.#body(frame);
         const text = new Reader(body).readLongString();
-        if (!this.#context.intercept.targets(text, this.#keyspace, frame.version)) return this.#forward(frame, started);
+        if (!this.#context.intercept.targets(text, this.#keyspace, frame.version)) return this.#forward(frame, started, undefined);
         const query = decodeQuery(body, frame.version);
         const answer = this.#context.intercept.query(query.query, query.parameters.keyspace ?? this.#keyspace, query.parameters, this);
-        if (answer) return this.#answer(frame, answer, started, 'system');
-        return this.#forward(frame, started);
+        if (answer) return this.#answer(frame, answer, started);
+        return this.#forward(frame, started, undefined);
       }
       case Opcode.PREPARE: {
         const prepare = decodePrepare(this.#body(frame), frame.version);
         const keyspace = prepare.keyspace ?? this.#keyspace;
         const answer = this.#context.intercept.prepare(prepare.query, keyspace, this);
-        if (answer) return this.#answer(frame, answer, started, 'system');
-        return this.#forward(frame, started, { query: prepare.query, keyspace });
+        if (answer) return this.#answer(frame, answer, started);
+        return this.#forward(frame, started, { prepare: { query: prepare.query, keyspace } });
       }
       case Opcode.EXECUTE: {
         const body = this.#body(frame);
         const id = new Reader(body).readShortBytes();
-        if (!this.#context.intercept.owns(id)) return this.#forward(frame, started, undefined, id);
+        if (!this.#context.intercept.owns(id)) return this.#forward(frame, started, { executeId: id });
         const execute = decodeExecute(body, frame.version);
         const answer = this.#context.intercept.execute(execute.id, execute.parameters, this);
-        if (answer) return this.#answer(frame, answer, started, 'system');
-        return this.#forward(frame, started, undefined, execute.id);
+        if (answer) return this.#answer(frame, answer, started);
+        return this.#forward(frame, started, { executeId: execute.id });
       }
       case Opcode.BATCH:
       case Opcode.AUTH_RESPONSE:
-        return this.#forward(frame, started);
+        return this.#forward(frame, started, undefined);
       default:
         // Response opcodes and unknown ones are never forwarded: the backend must not see garbage.
         return this.#reply(frame, {
@@ -211,13 +222,37 @@ export class ClientConnection {
     return this.#connecting;
   }
 
-  /** Forwards `frame` and relays the answer; resolves with the answer's opcode. */
-  async #forward(
-    frame: Frame,
-    started: bigint,
-    prepare?: { query: string; keyspace: string | undefined },
-    executeId?: Buffer,
-  ): Promise<number | void> {
+  /** STARTUP: settle compression, connect to a backend node, forward; v5 then switches to segments. */
+  #startup(frame: Frame, started: number): void {
+    if (this.#startupSeen) {
+      return this.#reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: 'STARTUP was already sent on this connection' } });
+    }
+    this.#startupSeen = true;
+    const startup = decodeStartup(this.#body(frame));
+    const compression = startup.options.get('COMPRESSION');
+    const codec = compression ? this.#context.codec(compression) : undefined;
+    if (compression && (!codec || (frame.version >= 5 && compression !== 'lz4'))) {
+      return this.#reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: `Unsupported compression ${compression}` } });
+    }
+    // v5 compresses segments, not frame bodies.
+    if (frame.version < 5) this.#codec = codec;
+    this.#forward(frame, started, {
+      answered: (opcode) => {
+        if (frame.version < 5 || (opcode !== Opcode.READY && opcode !== Opcode.AUTHENTICATE)) return;
+        // Both directions frame everything after this answer in segments.
+        const lz4 = compression === 'lz4';
+        this.#backend?.useSegments(lz4);
+        this.#writer.useSegments(lz4);
+        this.#decoder = new SegmentedFrameDecoder({ lz4, maxBodyLength: this.#context.config.limits.maxFrameBytes });
+      },
+    });
+  }
+
+  /**
+   * Forwards `frame` and relays the answer. Once the backend connection is open this is
+   * synchronous up to the write: no promise per request.
+   */
+  #forward(frame: Frame, started: number, forwarding: Forwarding | undefined): void {
     const { config, metrics } = this.#context;
     if (this.#context.draining()) {
       return this.#reply(frame, { error: { code: ErrorCode.OVERLOADED, message: 'This proxy is shutting down; retry on the next host' } });
@@ -231,21 +266,52 @@ export class ClientConnection {
         },
       });
     }
-    const backend = await this.#backendConnection();
     this.#inFlight++;
-    metrics.inFlight.inc();
+    metrics.forwardedInFlight++;
+    const backend = this.#backend;
+    if (backend && !backend.closed) return this.#relay(backend, frame, started, forwarding);
+    this.#backendConnection().then(
+      (connection) => this.#relay(connection, frame, started, forwarding),
+      (error: unknown) => this.#fail(frame, error),
+    );
+  }
+
+  #relay(backend: BackendConnection, frame: Frame, started: number, forwarding: Forwarding | undefined): void {
+    backend.send(frame.opcode, frame.body, frame.flags, this.#context.config.backend.requestTimeout, (error, response) => {
+      if (error) return this.#fail(frame, error);
+      if (response!.opcode === Opcode.ERROR && forwarding?.executeId) {
+        this.#recoverUnprepared(backend, frame, response!, forwarding.executeId).then(
+          (answer) => this.#deliver(frame, answer, started, forwarding),
+          (failure: unknown) => this.#fail(frame, failure),
+        );
+        return;
+      }
+      this.#deliver(frame, response!, started, forwarding);
+    });
+  }
+
+  /** The backend's answer to a forwarded request goes to the client, under the client's stream id. */
+  #deliver(frame: Frame, response: Frame, started: number, forwarding: Forwarding | undefined): void {
+    this.#settled();
     try {
-      let response = await backend.request(frame.opcode, frame.body, { flags: frame.flags, timeout: config.backend.requestTimeout });
-      if (response.opcode === Opcode.ERROR && executeId) response = await this.#recoverUnprepared(backend, frame, response, executeId);
-      if (prepare && response.opcode === Opcode.RESULT) this.#rememberPrepared(response, prepare);
+      if (forwarding?.prepare && response.opcode === Opcode.RESULT) this.#rememberPrepared(response, forwarding.prepare);
       if (response.opcode === Opcode.RESULT && frame.opcode === Opcode.QUERY) this.#trackKeyspace(response);
-      this.#write(frame.stream, response.opcode, response.flags, response.body);
-      metrics.forwardedDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
-      return response.opcode;
-    } finally {
-      this.#inFlight--;
-      metrics.inFlight.dec();
+    } catch {
+      // An undecodable RESULT is the client's to judge; the proxy only loses a cache entry.
     }
+    this.#write(frame.stream, response.opcode, response.flags, response.body);
+    this.#context.metrics.forwardedDuration.observe((performance.now() - started) / 1e3);
+    forwarding?.answered?.(response.opcode);
+  }
+
+  #fail(frame: Frame, error: unknown): void {
+    this.#settled();
+    this.#replyFailure(frame, error);
+  }
+
+  #settled(): void {
+    this.#inFlight--;
+    this.#context.metrics.forwardedInFlight--;
   }
 
   /**
@@ -291,9 +357,9 @@ export class ClientConnection {
     if (body.length >= 6 && body.readInt32BE(0) === 3) this.#keyspace = body.toString('utf8', 6, 6 + body.readUInt16BE(4));
   }
 
-  #answer(frame: Frame, answer: LocalAnswer, started: bigint, kind: string): void {
+  #answer(frame: Frame, answer: LocalAnswer, started: number): void {
     this.#reply(frame, answer);
-    this.#context.metrics.requestDuration.observe({ kind }, Number(process.hrtime.bigint() - started) / 1e9);
+    this.#context.metrics.systemDuration.observe((performance.now() - started) / 1e3);
   }
 
   #reply(frame: Frame, answer: LocalAnswer): void {
@@ -323,8 +389,7 @@ export class ClientConnection {
 
   #write(stream: number, opcode: number, flags: number, body: Buffer): void {
     if (this.#closed) return;
-    const header = encodeFrameHeader({ version: this.#version ?? 4, response: true, flags, stream, opcode }, body.length);
-    writeFrame(this.socket, header, body, this.#segments);
+    this.#writer.write(encodeFrameHeader({ version: this.#version ?? 4, response: true, flags, stream, opcode }, body.length), body);
   }
 
   /**
@@ -355,6 +420,7 @@ export class ClientConnection {
     this.#version = readable;
     this.#context.metrics.errors.inc({ kind: 'protocol' });
     this.#send({ stream }, Opcode.ERROR, encodeError({ code: protocolError.code, message: protocolError.message }));
+    this.#writer.flush();
     this.socket.end();
     this.#closed = true;
     this.#backend?.close();

@@ -28,6 +28,8 @@ const invalid = (message: string): LocalAnswer => ({ error: { code: ErrorCode.IN
 export function createSystemTableIntercept(sources: InterceptSources): SystemTableIntercept {
   /** Statements the proxy prepared itself, by id; bounded like the forwarding cache. */
   const prepared = new Map<string, SystemQuery>();
+  /** The ids' first 32 bits, so a forwarded EXECUTE is told apart cheaply (ids are md5: never shorter). */
+  const prefixes = new Set<number>();
   let schemas: { source: BackendView; schemas: SystemSchemas } | undefined;
 
   const currentSchemas = (): SystemSchemas => {
@@ -77,6 +79,8 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
     },
 
     owns(id) {
+      // Asked for every EXECUTE: an empty cache or an unknown first word answers without hex-encoding the id.
+      if (prepared.size === 0 || id.length < 4 || !prefixes.has(id.readInt32BE(0))) return false;
       return prepared.has(id.toString('hex'));
     },
 
@@ -98,6 +102,7 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
         .update(`muster-system\0${keyspace ?? ''}\0${text}`)
         .digest();
       prepared.set(id.toString('hex'), parsed.query);
+      prefixes.add(id.readInt32BE(0));
       if (prepared.size > sources.config.limits.preparedCacheSize) prepared.delete(prepared.keys().next().value!);
       const result: Result = {
         kind: 'Prepared',
