@@ -10,7 +10,7 @@ function recordingSocket() {
   const calls: string[] = [];
   const bursts: Buffer[][] = [];
   let corked = 0;
-  let current: Buffer[] = [];
+  const current: Buffer[] = [];
   const socket = {
     cork() {
       corked++;
