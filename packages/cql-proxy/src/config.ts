@@ -41,6 +41,20 @@ export const proxySchema = s.object({
     requestTimeout: s.withDefault(s.duration({ min: 1 }), 12_000),
     /** Idle backend connections send OPTIONS this often. */
     heartbeatInterval: s.withDefault(s.duration({ min: 100 }), 30_000),
+    /** TLS towards the backend nodes (control and client connections); the chain is always verified. */
+    tls: s.optional(
+      s.object({
+        /** CA(s) that sign the nodes' certificates; default: Node.js's bundled public CAs. */
+        caFile: s.optional(s.string({ minLength: 1 })),
+        /** A client certificate and key, for nodes with require_client_auth. */
+        certFile: s.optional(s.string({ minLength: 1 })),
+        keyFile: s.optional(s.string({ minLength: 1 })),
+        /** The name each node's certificate must carry (and the SNI); default: the node's address. */
+        serverName: s.optional(s.string({ minLength: 1 })),
+        /** false: accept any name on a certificate the CA signed (not recommended). */
+        verifyHostname: s.withDefault(s.boolean(), true),
+      }),
+    ),
   }),
   heartbeat: s.withDefault(
     s.object({

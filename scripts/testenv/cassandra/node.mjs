@@ -10,7 +10,20 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { atomicDir, cacheDir, freePort, isAlive, log, run, runDir, spawnDaemon, stopProcess, waitFor } from '../lib.mjs';
+import {
+  atomicDir,
+  cacheDir,
+  freePort,
+  isAlive,
+  log,
+  makeServerCertificate,
+  openssl,
+  run,
+  runDir,
+  spawnDaemon,
+  stopProcess,
+  waitFor,
+} from '../lib.mjs';
 
 /** Keep in step with <cassandra.version> in pom.xml. */
 export const VERSION = '5.0.8';
@@ -202,6 +215,19 @@ function cassandraYaml(cluster, node) {
   } else {
     lines.push('authenticator: AllowAllAuthenticator', 'authorizer: AllowAllAuthorizer');
   }
+  if (cluster.tls) {
+    // optional: the native port speaks TLS to clients that start a handshake and plain CQL to
+    // the rest, so one node serves both the TLS tests and the plain ones.
+    lines.push(
+      'client_encryption_options:',
+      '  enabled: true',
+      '  optional: true',
+      `  keystore: ${q(cluster.tls.keystore)}`,
+      `  keystore_password: ${q(cluster.tls.keystorePassword)}`,
+      '  store_type: PKCS12',
+      '  require_client_auth: false',
+    );
+  }
   return lines.join('\n') + '\n';
 }
 
@@ -350,6 +376,7 @@ function toEntry(cluster, version) {
     localDataCenter: DATACENTER,
     clusterName: cluster.clusterName,
     ...(cluster.auth ? { username: cluster.username, password: cluster.password } : {}),
+    ...(cluster.tls ? { tls: cluster.tls } : {}),
     heap: cluster.heap,
     pids: cluster.nodes.map((n) => n.pid),
     logs: cluster.nodes.map((n) => n.logFile),
@@ -376,6 +403,7 @@ function fromEntry(name, entry) {
     auth: entry.username !== undefined,
     username: entry.username,
     password: entry.password,
+    tls: entry.tls,
     heap: entry.heap,
     nodes: entry.nodes.map((n) => ({
       id: n.id,
@@ -463,14 +491,47 @@ function claimProfile(name, dir, configFiles, allowed = []) {
   return () => rmSync(lock, { force: true });
 }
 
+/**
+ * A CA and a PKCS12 keystore with a serving certificate for the nodes' addresses (and localhost):
+ * what clients verify, hostname included, when they connect with TLS.
+ */
+async function makeKeystore(dir, hosts) {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const sans = [...hosts.map((h) => `IP:${h}`), 'DNS:localhost'];
+  const { caFile, certFile, keyFile } = await makeServerCertificate(dir, { cn: 'muster-testenv-cassandra', sans });
+  const keystore = join(dir, 'keystore.p12');
+  const keystorePassword = 'muster-testenv';
+  await openssl(
+    [
+      'pkcs12',
+      '-export',
+      '-in',
+      certFile,
+      '-inkey',
+      keyFile,
+      '-name',
+      'cassandra',
+      '-out',
+      keystore,
+      '-passout',
+      `pass:${keystorePassword}`,
+    ],
+    dir,
+  );
+  return { caFile, keystore, keystorePassword, optional: true };
+}
+
 // ---------------------------------------------------------------------------------------------
 // the profile
 
 /**
  * build/up/down/restart for one Cassandra cluster of `nodes` nodes on 127.0.0.1..n.
  * `auth`: PasswordAuthenticator + CassandraAuthorizer, logging in as the default superuser.
+ * `tls`: client encryption, optional (TLS and plain CQL on the native port); the entry's `tls.caFile`
+ * verifies it.
  */
-export function makeProfile({ name, nodes = 1, auth = false }) {
+export function makeProfile({ name, nodes = 1, auth = false, tls = false }) {
   async function build() {
     return buildCassandra();
   }
@@ -487,6 +548,7 @@ export function makeProfile({ name, nodes = 1, auth = false }) {
       clusterName: `muster-${name}`,
       auth,
       ...(auth ? { username: 'cassandra', password: 'cassandra' } : {}),
+      ...(tls ? { tls: await makeKeystore(runDir('cassandra', name, 'tls'), hosts) } : {}),
       heap: HEAP,
       nodes: [],
     };

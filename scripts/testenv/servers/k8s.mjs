@@ -26,15 +26,25 @@
 //   resource version"}, and list?resourceVersion=R&resourceVersionMatch=Exact gets HTTP 410.
 // (After a restart alone, without compaction, only the watch gets 410; the exact list is then
 // served from etcd.)
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { atomicDir, cacheDir, freePort, log, run, runDir, spawnDaemon, stopProcess, waitFor } from '../lib.mjs';
+import {
+  atomicDir,
+  cacheDir,
+  freePort,
+  log,
+  makeServerCertificate,
+  openssl,
+  run,
+  runDir,
+  spawnDaemon,
+  stopProcess,
+  waitFor,
+} from '../lib.mjs';
 
 export const name = 'k8s';
 
@@ -43,7 +53,6 @@ export const ETCD_VERSION = 'v3.6.16';
 export const ELECTOR_VERSION = 'v0.1.0';
 
 const testenvDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const execFileP = promisify(execFile);
 
 // Go environment for the builds: the installed toolchain only, static binaries.
 const goEnv = () => ({ ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: '0' });
@@ -136,57 +145,14 @@ export async function buildElector() {
 // ---------------------------------------------------------------------------------------------
 // certificates and config files
 
-async function openssl(args, cwd) {
-  try {
-    await execFileP('openssl', args, { cwd });
-  } catch (err) {
-    throw new Error(`openssl ${args.join(' ')} failed: ${err.stderr || err.message}`, { cause: err });
-  }
-}
-
 async function makeCerts(dir) {
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  await openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', '/CN=muster-testenv-ca'], dir);
-  const sans = [
-    'IP:127.0.0.1',
-    'DNS:localhost',
-    'IP:10.0.0.1',
-    'DNS:kubernetes',
-    'DNS:kubernetes.default',
-    'DNS:kubernetes.default.svc',
-  ].join(',');
-  writeFileSync(
-    join(dir, 'server.ext'),
-    `subjectAltName=${sans}\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nbasicConstraints=critical,CA:FALSE\n`,
-  );
-  await openssl(['req', '-new', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=kube-apiserver'], dir);
-  await openssl(
-    [
-      'x509',
-      '-req',
-      '-in',
-      'server.csr',
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-days',
-      '3650',
-      '-extfile',
-      'server.ext',
-      '-out',
-      'server.crt',
-    ],
-    dir,
-  );
+  const sans = ['IP:127.0.0.1', 'DNS:localhost', 'IP:10.0.0.1', 'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc'];
+  const serving = await makeServerCertificate(dir, { cn: 'kube-apiserver', sans });
   // Service-account token signing key (ES256) and its public half for verification.
   await openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-out', 'sa.key'], dir);
   await openssl(['pkey', '-in', 'sa.key', '-pubout', '-out', 'sa.pub'], dir);
   return {
-    caFile: join(dir, 'ca.crt'),
-    certFile: join(dir, 'server.crt'),
-    keyFile: join(dir, 'server.key'),
+    ...serving,
     saKey: join(dir, 'sa.key'),
     saPub: join(dir, 'sa.pub'),
   };

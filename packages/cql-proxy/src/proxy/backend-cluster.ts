@@ -7,7 +7,10 @@ import { Opcode, type Frame } from '../protocol/frame.js';
 import { encodeAuthToken, encodeQuery, encodeRegister, encodeStartup } from '../protocol/requests.js';
 import { decodeAuthenticate, decodeSupported } from '../protocol/responses.js';
 import { decodeResult, type ColumnSpec } from '../protocol/result.js';
-import { BackendConnection, BackendConnectionError, type BackendAddress } from './backend-connection.js';
+import { BackendConnection, BackendConnectionError, type BackendAddress, type BackendTls } from './backend-connection.js';
+
+/** How the control connection introduces itself (operators see it in system_views.clients). */
+export const CONTROL_DRIVER_NAME = 'muster-cql-proxy control connection';
 
 export interface BackendClusterOptions {
   readonly contactPoints: readonly BackendAddress[];
@@ -16,6 +19,7 @@ export interface BackendClusterOptions {
   readonly password?: string;
   readonly connectTimeout: number;
   readonly requestTimeout: number;
+  readonly tls?: BackendTls;
   /** Protocol version of the control connection (the highest the backend accepts is negotiated down). */
   readonly maxVersion?: number;
 }
@@ -126,6 +130,7 @@ export class BackendCluster {
         ...address,
         version,
         connectTimeout: this.#options.connectTimeout,
+        ...(this.#options.tls ? { tls: this.#options.tls } : {}),
         onEvent: (frame) => this.#onEvent(frame),
         onClose: () => {
           if (!this.#closing.signal.aborted && this.#connection === connection) void this.#reconnect();
@@ -154,7 +159,7 @@ export class BackendCluster {
   async #handshake(connection: BackendConnection): Promise<void> {
     const supported = decodeSupported((await this.#request(connection, Opcode.OPTIONS, Buffer.alloc(0))).body);
     const cqlVersion = supported.options.get('CQL_VERSION')?.[0] ?? '3.0.0';
-    const ready = await this.#request(connection, Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', cqlVersion]]) }));
+    const ready = await this.#request(connection, Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', cqlVersion], ['DRIVER_NAME', CONTROL_DRIVER_NAME]]) }));
     if (ready.opcode === Opcode.AUTHENTICATE) {
       const { authenticator } = decodeAuthenticate(ready.body);
       const { username, password } = this.#options;

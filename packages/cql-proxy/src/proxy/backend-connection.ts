@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { checkServerIdentity, connect as connectTls, type ConnectionOptions } from 'node:tls';
 import { encodeFrameHeader, FrameDecoder, Opcode, type Frame } from '../protocol/frame.js';
 import { SegmentedFrameDecoder } from '../protocol/segment.js';
 import { FrameWriter } from './frame-writer.js';
@@ -9,8 +10,31 @@ export interface BackendAddress {
   readonly port: number;
 }
 
+/** TLS towards a node: the chain is always verified; the name on it unless `verifyHostname` is false. */
+export interface BackendTls {
+  readonly ca?: Buffer;
+  readonly cert?: Buffer;
+  readonly key?: Buffer;
+  /** The name the certificate must carry (also sent as SNI); default: the node's address. */
+  readonly serverName?: string;
+  readonly verifyHostname: boolean;
+}
+
+function tlsOptions(tls: BackendTls, host: string): ConnectionOptions {
+  const expected = tls.serverName ?? host;
+  return {
+    ...(tls.ca ? { ca: tls.ca } : {}),
+    ...(tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}),
+    ...(tls.serverName ? { servername: tls.serverName } : {}),
+    rejectUnauthorized: true,
+    checkServerIdentity: tls.verifyHostname ? (_name, certificate) => checkServerIdentity(expected, certificate) : () => undefined,
+  };
+}
+
 export interface BackendConnectionOptions extends BackendAddress {
   readonly version: number;
+  /** Connect with TLS. */
+  readonly tls?: BackendTls;
   readonly connectTimeout: number;
   readonly maxBodyLength?: number;
   /** Server-pushed frames (EVENT, stream -1). */
@@ -77,7 +101,9 @@ export class BackendConnection {
 
   static connect(options: BackendConnectionOptions, signal?: AbortSignal): Promise<BackendConnection> {
     return new Promise((resolve, reject) => {
-      const socket = connect({ host: options.host, port: options.port });
+      const socket = options.tls
+        ? connectTls({ host: options.host, port: options.port, ...tlsOptions(options.tls, options.host) })
+        : connect({ host: options.host, port: options.port });
       const fail = (error: Error) => {
         cleanup();
         socket.destroy();
@@ -95,7 +121,8 @@ export class BackendConnection {
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       socket.once('error', onError);
-      socket.once('connect', () => {
+      // A TLS socket is usable once the handshake (and the certificate checks) succeeded.
+      socket.once(options.tls ? 'secureConnect' : 'connect', () => {
         cleanup();
         resolve(new BackendConnection(socket, options));
       });

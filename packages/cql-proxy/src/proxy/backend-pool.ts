@@ -1,4 +1,4 @@
-import { BackendConnection, BackendConnectionError } from './backend-connection.js';
+import { BackendConnection, BackendConnectionError, type BackendTls } from './backend-connection.js';
 import type { BackendCluster } from './backend-cluster.js';
 
 /**
@@ -12,17 +12,25 @@ export class BackendPool {
   readonly #maxBodyLength: number;
   readonly #heartbeatInterval: number;
   readonly #onCount: (node: string, delta: number) => void;
+  readonly #tls: BackendTls | undefined;
   #next = 0;
 
   constructor(
     cluster: BackendCluster,
-    options: { connectTimeout: number; maxBodyLength: number; heartbeatInterval: number; onCount: (node: string, delta: number) => void },
+    options: {
+      connectTimeout: number;
+      maxBodyLength: number;
+      heartbeatInterval: number;
+      tls?: BackendTls;
+      onCount: (node: string, delta: number) => void;
+    },
   ) {
     this.#cluster = cluster;
     this.#connectTimeout = options.connectTimeout;
     this.#maxBodyLength = options.maxBodyLength;
     this.#heartbeatInterval = options.heartbeatInterval;
     this.#onCount = options.onCount;
+    this.#tls = options.tls;
   }
 
   async connect(version: number, onClose: () => void): Promise<BackendConnection> {
@@ -40,6 +48,7 @@ export class BackendPool {
           connectTimeout: this.#connectTimeout,
           maxBodyLength: this.#maxBodyLength,
           heartbeatInterval: this.#heartbeatInterval,
+          ...(this.#tls ? { tls: this.#tls } : {}),
           onClose: () => {
             this.#onCount(label, -1);
             onClose();

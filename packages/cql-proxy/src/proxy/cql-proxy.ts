@@ -17,6 +17,7 @@ import { diffViews } from '../virtual/events.js';
 import type { VirtualMember } from '../virtual/membership.js';
 import type { VirtualView } from '../virtual/view.js';
 import { BackendCluster } from './backend-cluster.js';
+import type { BackendTls } from './backend-connection.js';
 import { BackendPool } from './backend-pool.js';
 import { ClientConnection } from './client-connection.js';
 import { frameCompression } from '../protocol/compression.js';
@@ -56,6 +57,7 @@ export class CqlProxy {
     this.#muster = muster;
     this.#log = log;
     this.#prepared = new PreparedCache(config.limits.preparedCacheSize);
+    const backendTls = this.#backendTls();
     this.#backend = new BackendCluster({
       contactPoints: config.backend.contactPoints.map(parseHostPort),
       ...(config.backend.localDataCenter ? { localDataCenter: config.backend.localDataCenter } : {}),
@@ -63,11 +65,13 @@ export class CqlProxy {
       ...(config.backend.password !== undefined ? { password: config.backend.password } : {}),
       connectTimeout: config.backend.connectTimeout,
       requestTimeout: config.backend.requestTimeout,
+      ...(backendTls ? { tls: backendTls } : {}),
     });
     this.#pool = new BackendPool(this.#backend, {
       connectTimeout: config.backend.connectTimeout,
       maxBodyLength: config.limits.maxFrameBytes,
       heartbeatInterval: config.backend.heartbeatInterval,
+      ...(backendTls ? { tls: backendTls } : {}),
       onCount: (node, delta) => this.metrics.backendConnections.inc({ node }, delta),
     });
     this.#intercept = createSystemTableIntercept({
@@ -182,13 +186,7 @@ export class CqlProxy {
   #listener(): Server {
     const tls = this.config.tls;
     if (!tls) return createServer((socket) => this.#accept(socket));
-    const read = (file: string, what: string) => {
-      try {
-        return readFileSync(resolve(this.#configDir, file));
-      } catch (error) {
-        throw new Error(`proxy.tls.${what}: cannot read ${file}: ${(error as Error).message}`, { cause: error });
-      }
-    };
+    const read = (file: string, what: string) => this.#readFile(file, `proxy.tls.${what}`);
     const server = createTlsServer(
       {
         cert: read(tls.certFile, 'certFile'),
@@ -202,6 +200,32 @@ export class CqlProxy {
     // A client that fails the handshake is counted and dropped; it never reaches the CQL layer.
     server.on('tlsClientError', () => this.metrics.errors.inc({ kind: 'tls_handshake' }));
     return server;
+  }
+
+  /** TLS material is read once, at construction: a missing file fails the start, naming the setting. */
+  #readFile(file: string, setting: string): Buffer {
+    try {
+      return readFileSync(resolve(this.#configDir, file));
+    } catch (error) {
+      throw new Error(`${setting}: cannot read ${file}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  #backendTls(): BackendTls | undefined {
+    const tls = this.config.backend.tls;
+    if (!tls) return undefined;
+    if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) {
+      throw new Error('proxy.backend.tls: certFile and keyFile go together (a client certificate needs its key)');
+    }
+    const read = (file: string | undefined, what: string) =>
+      file === undefined ? {} : { [what]: this.#readFile(file, `proxy.backend.tls.${what}File`) };
+    return {
+      ...read(tls.caFile, 'ca'),
+      ...read(tls.certFile, 'cert'),
+      ...read(tls.keyFile, 'key'),
+      ...(tls.serverName ? { serverName: tls.serverName } : {}),
+      verifyHostname: tls.verifyHostname,
+    };
   }
 
   #accept(socket: Socket): void {
