@@ -159,7 +159,16 @@ export class BackendCluster {
   async #handshake(connection: BackendConnection): Promise<void> {
     const supported = decodeSupported((await this.#request(connection, Opcode.OPTIONS, Buffer.alloc(0))).body);
     const cqlVersion = supported.options.get('CQL_VERSION')?.[0] ?? '3.0.0';
-    const ready = await this.#request(connection, Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', cqlVersion], ['DRIVER_NAME', CONTROL_DRIVER_NAME]]) }));
+    const ready = await this.#request(
+      connection,
+      Opcode.STARTUP,
+      encodeStartup({
+        options: new Map([
+          ['CQL_VERSION', cqlVersion],
+          ['DRIVER_NAME', CONTROL_DRIVER_NAME],
+        ]),
+      }),
+    );
     if (ready.opcode === Opcode.AUTHENTICATE) {
       const { authenticator } = decodeAuthenticate(ready.body);
       const { username, password } = this.#options;
