@@ -1,7 +1,7 @@
 // Shared plumbing for the test servers: where things are cached, free ports, detached daemons
 // tracked by pid, readiness polling that points at the log when a server fails to come up.
-import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, openSync, closeSync, existsSync, renameSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, openSync, closeSync, existsSync, renameSync, rmSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -153,33 +153,6 @@ export async function atomicDir(finalDir, fill) {
     throw err;
   }
   return finalDir;
-}
-
-/** Runs openssl in `cwd`; a failure names the command and carries openssl's own message. */
-export function openssl(args, cwd) {
-  return new Promise((resolveRun, reject) => {
-    execFile('openssl', args, { cwd }, (err, _stdout, stderr) => {
-      if (err) reject(new Error(`openssl ${args.join(' ')} failed: ${stderr || err.message}`, { cause: err }));
-      else resolveRun();
-    });
-  });
-}
-
-/**
- * A private CA (ca.crt) and a serving certificate it signed (server.crt, server.key; P-256) for
- * `cn` with the subject alternative names `sans` ("IP:127.0.0.1", "DNS:localhost", ...), in `dir`.
- */
-export async function makeServerCertificate(dir, { cn, sans }) {
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  await openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', '/CN=muster-testenv-ca'], dir);
-  writeFileSync(
-    join(dir, 'server.ext'),
-    `subjectAltName=${sans.join(',')}\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nbasicConstraints=critical,CA:FALSE\n`,
-  );
-  await openssl(['req', '-new', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', `/CN=${cn}`], dir);
-  const sign = ['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '3650'];
-  await openssl([...sign, '-extfile', 'server.ext', '-out', 'server.crt'], dir);
-  return { caFile: join(dir, 'ca.crt'), certFile: join(dir, 'server.crt'), keyFile: join(dir, 'server.key') };
 }
 
 export function log(...args) {

@@ -10,20 +10,8 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  atomicDir,
-  cacheDir,
-  freePort,
-  isAlive,
-  log,
-  makeServerCertificate,
-  openssl,
-  run,
-  runDir,
-  spawnDaemon,
-  stopProcess,
-  waitFor,
-} from '../lib.mjs';
+import { atomicDir, cacheDir, freePort, isAlive, log, run, runDir, spawnDaemon, stopProcess, waitFor } from '../lib.mjs';
+import { makeServerCertificate, openssl } from '../certificates.mjs';
 
 /** Keep in step with <cassandra.version> in pom.xml. */
 export const VERSION = '5.0.8';

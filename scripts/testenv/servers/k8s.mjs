@@ -32,19 +32,8 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  atomicDir,
-  cacheDir,
-  freePort,
-  log,
-  makeServerCertificate,
-  openssl,
-  run,
-  runDir,
-  spawnDaemon,
-  stopProcess,
-  waitFor,
-} from '../lib.mjs';
+import { atomicDir, cacheDir, freePort, log, run, runDir, spawnDaemon, stopProcess, waitFor } from '../lib.mjs';
+import { makeServerCertificate, openssl } from '../certificates.mjs';
 
 export const name = 'k8s';
 

@@ -27,6 +27,14 @@ export class ProxyMetrics {
   });
   readonly forwardedDuration = this.requestDuration.series('forwarded');
   readonly systemDuration = this.requestDuration.series('system');
+  /** Set by the proxy: the stream ids in use over all backend connections, read when scraped. */
+  streamIdsInUse: () => number = () => 0;
+  readonly backendStreamIds: Gauge = new Gauge({
+    name: 'muster_proxy_backend_stream_ids_in_use',
+    help: 'Stream ids taken on backend connections (of 32768 per connection)',
+    registers: [this.registry],
+    collect: (): void => this.backendStreamIds.set(this.streamIdsInUse()),
+  });
   readonly errors = new Counter({
     name: 'muster_proxy_errors_total',
     help: 'Errors by kind',

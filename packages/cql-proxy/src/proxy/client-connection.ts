@@ -84,6 +84,11 @@ export class ClientConnection {
     return this.#inFlight;
   }
 
+  /** Stream ids taken on this client's backend connection (requests the node has not answered). */
+  get backendStreamsInUse(): number {
+    return this.#backend?.inFlight ?? 0;
+  }
+
   /** The address drivers reached this instance on (what system.local reports when none is configured). */
   get localAddress(): string {
     return this.socket.localAddress ?? '127.0.0.1';

@@ -57,6 +57,11 @@ export class CqlProxy {
     this.#muster = muster;
     this.#log = log;
     this.#prepared = new PreparedCache(config.limits.preparedCacheSize);
+    this.metrics.streamIdsInUse = () => {
+      let total = 0;
+      for (const client of this.#clients) total += client.backendStreamsInUse;
+      return total;
+    };
     const backendTls = this.#backendTls();
     this.#backend = new BackendCluster({
       contactPoints: config.backend.contactPoints.map(parseHostPort),

@@ -3,10 +3,10 @@
 // and the name; Cassandra's own system_views.clients shows the connections are encrypted.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { makeServerCertificate } from '../../../../scripts/testenv/certificates.mjs';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { CONTROL_DRIVER_NAME } from '../../src/proxy/backend-cluster.js';
 import { startProxy, type CassandraEntry, type RunningProxy } from './harness.js';
@@ -19,31 +19,8 @@ const TIMEOUT = 120_000;
   const proxyWith = (tls: Record<string, unknown>) =>
     startProxy(backend!, { proxy: { backend: { contactPoints: backend!.contactPoints, ...credentials(), tls } } });
   /** A CA that signed nothing the node has. */
-  const strangerCa = () => {
-    const dir = mkdtempSync(join(tmpdir(), 'muster-backend-tls-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-keyout',
-        'ca.key',
-        '-out',
-        'ca.crt',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=stranger',
-      ],
-      { cwd: dir, stdio: 'pipe' },
-    );
-    return join(dir, 'ca.crt');
-  };
+  const strangerCa = async () =>
+    (await makeServerCertificate(mkdtempSync(join(tmpdir(), 'muster-backend-tls-')), { cn: 'stranger', sans: ['DNS:stranger'] })).caFile;
 
   let running: RunningProxy;
   beforeAll(async () => {
@@ -86,7 +63,7 @@ const TIMEOUT = 120_000;
   it(
     'a node whose certificate the CA did not sign is refused at the handshake',
     async () => {
-      const error = await proxyWith({ caFile: strangerCa() }).then(
+      const error = await proxyWith({ caFile: await strangerCa() }).then(
         async (p) => {
           await p.stop();
           return undefined;

@@ -4,7 +4,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
-import { converged, freePort, startProxy, until, type CassandraEntry, type RunningProxy } from './harness.js';
+import {
+  converged,
+  freePort,
+  startProxy,
+  until,
+  watchedDriver,
+  type CassandraEntry,
+  type HostEvent,
+  type RunningProxy,
+} from './harness.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
 const consul = testServer<{ address: string }>('consul');
@@ -17,7 +26,7 @@ const TIMEOUT = 180_000;
   let port: number;
   const proxies = new Map<string, RunningProxy>();
   let client: cassandra.Client;
-  const events: { type: string; address: string; at: number }[] = [];
+  let events: HostEvent[] = [];
   const address = (id: string) => `${hostOf(id)}:${port}`;
 
   const start = async (id: string) => {
@@ -38,15 +47,7 @@ const TIMEOUT = 180_000;
     port = await freePort();
     for (const id of ids) await start(id);
     await converged(proxies.values(), 3, 60_000);
-    client = new cassandra.Client({
-      contactPoints: [address('consul-a')],
-      localDataCenter: backend!.localDataCenter,
-      protocolOptions: { port },
-    });
-    for (const type of ['hostAdd', 'hostRemove', 'hostUp', 'hostDown']) {
-      client.on(type, (host: { address: string }) => events.push({ type, address: host.address, at: Date.now() }));
-    }
-    await client.connect();
+    ({ client, events } = await watchedDriver(address('consul-a'), { localDataCenter: backend!.localDataCenter, port }));
   }, TIMEOUT);
 
   afterAll(async () => {

@@ -1,3 +1,4 @@
+import cassandra from 'cassandra-driver';
 import { createServer } from 'node:net';
 import { createMuster, type Muster } from '@muster/core';
 import pino from 'pino';
@@ -117,4 +118,37 @@ export function converged(proxies: Iterable<RunningProxy>, count: number, ms = 3
     () => all.every((p) => (p.proxy.topology().members as { up: boolean }[]).filter((m) => m.up).length === count),
     ms,
   );
+}
+
+/** What a driver reported about the cluster's hosts, with when. */
+export interface HostEvent {
+  readonly type: 'hostAdd' | 'hostRemove' | 'hostUp' | 'hostDown';
+  readonly address: string;
+  readonly at: number;
+}
+
+/**
+ * A connected cassandra-driver client of a virtual cluster whose instances all listen on `port`,
+ * recording its host events and its warnings (where it logs a DOWN it does not act on).
+ */
+export async function watchedDriver(
+  contactPoint: string,
+  options: { localDataCenter: string; port: number; policies?: cassandra.ClientOptions['policies'] },
+): Promise<{ client: cassandra.Client; events: HostEvent[]; warnings: string[] }> {
+  const client = new cassandra.Client({
+    contactPoints: [contactPoint],
+    localDataCenter: options.localDataCenter,
+    protocolOptions: { port: options.port },
+    ...(options.policies ? { policies: options.policies } : {}),
+  });
+  const events: HostEvent[] = [];
+  const warnings: string[] = [];
+  for (const type of ['hostAdd', 'hostRemove', 'hostUp', 'hostDown'] as const) {
+    client.on(type, (host: { address: string }) => events.push({ type, address: host.address, at: Date.now() }));
+  }
+  client.on('log', (level: string, _source: string, message: string) => {
+    if (level === 'warning') warnings.push(message);
+  });
+  await client.connect();
+  return { client, events, warnings };
 }

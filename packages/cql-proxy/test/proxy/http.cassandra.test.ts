@@ -224,6 +224,8 @@ const query = (text: string) => encodeQuery({ query: text, parameters: { consist
       'the request in flight',
       async () => sample((await get(http('proxy-c'), '/metrics')).body, 'muster_proxy_in_flight_requests') === 1,
     );
+    // The held request holds one stream id on its backend connection.
+    expect(sample((await get(http('proxy-c'), '/metrics')).body, 'muster_proxy_backend_stream_ids_in_use')).toBe(1);
 
     const stopping = victim.proxy.stop();
     const draining = await until('503 from readiness', async () => {

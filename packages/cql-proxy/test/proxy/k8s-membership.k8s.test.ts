@@ -10,7 +10,16 @@ import { decodeEvent } from '../../src/protocol/event.js';
 import { Opcode } from '../../src/protocol/frame.js';
 import { encodeRegister, encodeStartup } from '../../src/protocol/requests.js';
 import { RawClient } from './raw-client.js';
-import { converged, freePort, startProxy, until, type CassandraEntry, type RunningProxy } from './harness.js';
+import {
+  converged,
+  freePort,
+  startProxy,
+  until,
+  watchedDriver,
+  type CassandraEntry,
+  type HostEvent,
+  type RunningProxy,
+} from './harness.js';
 
 interface K8sEntry {
   kubeconfig: string;
@@ -30,8 +39,8 @@ const TIMEOUT = 180_000;
   let kc: k8s.KubeConfig;
   const proxies = new Map<string, RunningProxy>();
   let client: cassandra.Client;
-  const events: { type: string; address: string; at: number }[] = [];
-  const driverLog: string[] = [];
+  let events: HostEvent[] = [];
+  let driverLog: string[] = [];
   const address = (id: string) => `${hostOf(id)}:${port}`;
   /** What the endpoint controller would publish: each pod's address and readiness. */
   const pods = new Map<string, { ready: boolean }>(ids.map((id) => [id, { ready: true }]));
@@ -84,18 +93,11 @@ const TIMEOUT = 180_000;
     await publishSlice();
     for (const id of ids) await start(id);
     await converged(proxies.values(), 3, 60_000);
-    client = new cassandra.Client({
-      contactPoints: [address('proxy-0')],
-      localDataCenter: backend!.localDataCenter,
-      protocolOptions: { port },
-    });
-    for (const type of ['hostAdd', 'hostRemove', 'hostUp', 'hostDown']) {
-      client.on(type, (host: { address: string }) => events.push({ type, address: host.address, at: Date.now() }));
-    }
-    client.on('log', (level: string, _source: string, message: string) => {
-      if (level === 'warning') driverLog.push(message);
-    });
-    await client.connect();
+    ({
+      client,
+      events,
+      warnings: driverLog,
+    } = await watchedDriver(address('proxy-0'), { localDataCenter: backend!.localDataCenter, port }));
   }, TIMEOUT);
 
   afterAll(async () => {

@@ -12,7 +12,16 @@ import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { decodeEvent } from '../../src/protocol/event.js';
 import { Opcode } from '../../src/protocol/frame.js';
 import { encodeQuery, encodeRegister, encodeStartup } from '../../src/protocol/requests.js';
-import { converged, freePort, startProxy, until, type CassandraEntry, type RunningProxy } from './harness.js';
+import {
+  converged,
+  freePort,
+  startProxy,
+  until,
+  watchedDriver,
+  type CassandraEntry,
+  type HostEvent,
+  type RunningProxy,
+} from './harness.js';
 import { RawClient } from './raw-client.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
@@ -27,7 +36,7 @@ const TIMEOUT = 180_000;
   const hostOf = (id: string) => `127.0.0.${ids.indexOf(id) + 1}`;
   const proxies = new Map<string, RunningProxy>();
   let client: cassandra.Client;
-  const events: { type: string; address: string; at: number }[] = [];
+  let events: HostEvent[] = [];
 
   const writeMembers = (present: string[]) => {
     const members = ids.filter((id) => present.includes(id)).map((id) => ({ id, address: hostOf(id), port }));
@@ -62,16 +71,11 @@ const TIMEOUT = 180_000;
     for (const id of ids) await start(id);
     // Converged: every instance shows all three up before the driver connects.
     await converged(proxies.values(), 3);
-    client = new cassandra.Client({
-      contactPoints: [address('proxy-a')],
+    ({ client, events } = await watchedDriver(address('proxy-a'), {
       localDataCenter: backend!.localDataCenter,
-      protocolOptions: { port },
+      port,
       policies: { reconnection: new cassandra.policies.reconnection.ConstantReconnectionPolicy(300) },
-    });
-    for (const type of ['hostAdd', 'hostRemove', 'hostUp', 'hostDown']) {
-      client.on(type, (host: { address: string }) => events.push({ type, address: host.address, at: Date.now() }));
-    }
-    await client.connect();
+    }));
   }, TIMEOUT);
 
   afterAll(async () => {

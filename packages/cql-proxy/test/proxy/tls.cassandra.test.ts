@@ -2,10 +2,10 @@
 // client is not served on the TLS port.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { makeServerCertificate } from '../../../../scripts/testenv/certificates.mjs';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { Opcode } from '../../src/protocol/frame.js';
 import { RawClient } from './raw-client.js';
@@ -13,66 +13,12 @@ import { startProxy, type CassandraEntry, type RunningProxy } from './harness.js
 
 const backend = testServer<CassandraEntry>('cassandra');
 
-/** A CA and a serving certificate for 127.0.0.1, made with openssl. */
-function certificates(dir: string) {
-  const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  run(
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.crt',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=muster-test-ca',
-  );
-  run(
-    'req',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-keyout',
-    'proxy.key',
-    '-out',
-    'proxy.csr',
-    '-subj',
-    '/CN=127.0.0.1',
-  );
-  writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1\n');
-  run(
-    'x509',
-    '-req',
-    '-in',
-    'proxy.csr',
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'proxy.crt',
-    '-days',
-    '1',
-    '-extfile',
-    'san.ext',
-  );
-  return { ca: join(dir, 'ca.crt'), cert: join(dir, 'proxy.crt'), key: join(dir, 'proxy.key') };
-}
-
 (backend ? describe : describe.skip)('TLS towards clients', () => {
   let running: RunningProxy;
-  let files: ReturnType<typeof certificates>;
+  let files: { ca: string; cert: string; key: string };
   beforeAll(async () => {
-    files = certificates(mkdtempSync(join(tmpdir(), 'muster-tls-')));
+    const made = await makeServerCertificate(mkdtempSync(join(tmpdir(), 'muster-tls-')), { cn: '127.0.0.1', sans: ['IP:127.0.0.1'] });
+    files = { ca: made.caFile, cert: made.certFile, key: made.keyFile };
     running = await startProxy(backend!, { proxy: { tls: { certFile: files.cert, keyFile: files.key } } });
   }, 120_000);
   afterAll(async () => {

@@ -1,0 +1,6 @@
+export function openssl(args: string[], cwd: string): Promise<void>;
+
+export function makeServerCertificate(
+  dir: string,
+  options: { cn: string; sans: string[] },
+): Promise<{ caFile: string; certFile: string; keyFile: string }>;
