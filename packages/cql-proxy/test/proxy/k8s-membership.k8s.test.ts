@@ -7,8 +7,6 @@ import * as k8s from '@kubernetes/client-node';
 import cassandra from 'cassandra-driver';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { decodeEvent } from '../../src/protocol/event.js';
-import { Opcode } from '../../src/protocol/frame.js';
-import { encodeRegister, encodeStartup } from '../../src/protocol/requests.js';
 import { RawClient } from './raw-client.js';
 import {
   converged,
@@ -146,11 +144,7 @@ const TIMEOUT = 180_000;
       const victim = 'proxy-2';
       // The Node.js driver only logs a DOWN for a host it still has connections to (it trusts its
       // own pool), so a registered raw client shows both events, and the driver's log the DOWN.
-      const watcher = await RawClient.open(address('proxy-0'));
-      watcher.send(4, 1, Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) }));
-      expect((await watcher.next(1))?.opcode).toBe(Opcode.READY);
-      watcher.send(4, 2, Opcode.REGISTER, encodeRegister({ eventTypes: ['STATUS_CHANGE', 'TOPOLOGY_CHANGE'] }));
-      expect((await watcher.next(2))?.opcode).toBe(Opcode.READY);
+      const watcher = await RawClient.registered(address('proxy-0'), ['STATUS_CHANGE', 'TOPOLOGY_CHANGE']);
       const nextEvent = async () => decodeEvent((await watcher.next(-1, 30_000))!.body);
 
       pods.set(victim, { ready: false });

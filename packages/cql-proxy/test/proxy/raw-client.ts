@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { frameCompression, type FrameCompression } from '../../src/protocol/compression.js';
-import { encodeFrameHeader, FrameDecoder, FrameFlag, type Frame } from '../../src/protocol/frame.js';
+import { encodeFrameHeader, FrameDecoder, FrameFlag, Opcode, type Frame } from '../../src/protocol/frame.js';
+import { encodeRegister, encodeStartup } from '../../src/protocol/requests.js';
 import { encodeSegments, SegmentedFrameDecoder } from '../../src/protocol/segment.js';
 
 /** A bare CQL connection for tests: frames in, frames out, nothing hidden. */
@@ -42,6 +43,16 @@ export class RawClient {
       const socket = connect({ host: host!, port: Number(port) }, () => resolve(new RawClient(socket)));
       socket.once('error', reject);
     });
+  }
+
+  /** A v4 client past STARTUP, registered for `eventTypes`: what watches a proxy's events. */
+  static async registered(address: string, eventTypes: string[]): Promise<RawClient> {
+    const client = await RawClient.open(address);
+    client.send(4, 1, Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) }));
+    if ((await client.next(1))?.opcode !== Opcode.READY) throw new Error(`${address}: STARTUP was not answered READY`);
+    client.send(4, 2, Opcode.REGISTER, encodeRegister({ eventTypes }));
+    if ((await client.next(2))?.opcode !== Opcode.READY) throw new Error(`${address}: REGISTER was not answered READY`);
+    return client;
   }
 
   get closed(): boolean {
