@@ -18,8 +18,11 @@ Options:
   -h, --help            this text
   -v, --version         the version
 
-Precedence, highest first: these flags, the config file (which may read the environment with
-\${VAR} or \${VAR:-default}), the built-in defaults.`;
+Environment: MUSTER_PROXY_<PATH> sets one proxy: value, the path in upper snake case
+(MUSTER_PROXY_LISTEN_PORT=9043, MUSTER_PROXY_BACKEND_CONTACT_POINTS=10.0.0.1,10.0.0.2).
+
+Precedence, highest first: these flags, MUSTER_PROXY_* variables, the config file (which may
+read the environment with \${VAR} or \${VAR:-default}), the built-in defaults.`;
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };

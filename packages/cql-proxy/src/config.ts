@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { s, type ConfigSource, type Infer } from '@muster/core';
+import { ConfigError, s, validate, type ConfigSource, type Infer } from '@muster/core';
 
 const hostPort = s.string({ pattern: /^(\[[0-9a-fA-F:.]+\]|[^\s:]+)(:\d{1,5})?$/, hint: 'host or host:port' });
 
@@ -109,14 +109,106 @@ export const proxySchema = s.object({
 
 export type ProxyConfig = Infer<typeof proxySchema> & { instanceId: string };
 
+/** Environment variables that set one `proxy:` value each: MUSTER_PROXY_LISTEN_PORT=9043. */
+export const ENV_PREFIX = 'MUSTER_PROXY_';
+
+interface JsonSchemaNode {
+  type?: string;
+  properties?: Record<string, JsonSchemaNode>;
+  items?: JsonSchemaNode;
+}
+
+const envName = (key: string) => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+
+/**
+ * The `proxy:` values set by MUSTER_PROXY_* variables: the rest of the name is the path in upper
+ * snake case (BACKEND_CONTACT_POINTS → backend.contactPoints). Values are typed by the schema:
+ * numbers, true/false, comma-separated lists; an unknown name or a value of the wrong type is an
+ * error naming the variable.
+ */
+export function envOverrides(env: NodeJS.ProcessEnv): { variable: string; path: string[]; value: unknown }[] {
+  const root = proxySchema.jsonSchema() as JsonSchemaNode;
+  const out: { variable: string; path: string[]; value: unknown }[] = [];
+  for (const [variable, raw] of Object.entries(env)) {
+    if (!variable.startsWith(ENV_PREFIX) || raw === undefined) continue;
+    let rest = variable.slice(ENV_PREFIX.length);
+    let node = root;
+    const path: string[] = [];
+    while (rest) {
+      const key = Object.keys(node.properties ?? {}).find((k) => rest === envName(k) || rest.startsWith(`${envName(k)}_`));
+      if (key === undefined)
+        throw new ConfigError(
+          '',
+          `${variable}: no proxy setting is called that (after ${ENV_PREFIX}, the path in upper snake case, e.g. ${ENV_PREFIX}LISTEN_PORT)`,
+        );
+      path.push(key);
+      node = node.properties![key]!;
+      rest = rest.slice(envName(key).length + 1);
+    }
+    out.push({ variable, path, value: envValue(variable, raw, node) });
+  }
+  return out;
+}
+
+function envValue(variable: string, raw: string, node: JsonSchemaNode): unknown {
+  const wrong = (what: string) => new ConfigError('', `${variable}: expected ${what}, got ${JSON.stringify(raw)}`);
+  switch (node.type) {
+    case 'integer':
+    case 'number': {
+      const n = Number(raw);
+      if (raw.trim() === '' || !Number.isFinite(n)) throw wrong('a number');
+      return n;
+    }
+    case 'boolean':
+      if (raw !== 'true' && raw !== 'false') throw wrong('true or false');
+      return raw === 'true';
+    case 'array':
+      return raw
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean);
+    case 'object':
+      throw wrong(
+        `one of its settings (${Object.keys(node.properties ?? {})
+          .map((k) => `${variable}_${envName(k)}`)
+          .join(', ')})`,
+      );
+    default:
+      return raw;
+  }
+}
+
 /**
  * Reads the `proxy:` section. Precedence, highest first: command-line flags (applied by the CLI),
- * then the file (whose values may read the environment with ${VAR} / ${VAR:-default}), then the
- * defaults here.
+ * MUSTER_PROXY_* environment variables, then the file (whose values may also read the environment
+ * with ${VAR} / ${VAR:-default}), then the defaults here.
  */
-export function readProxyConfig(source: ConfigSource, selfId: string | undefined): ProxyConfig {
-  if (source.data.proxy === undefined) throw source.error(['proxy'], 'is required: the proxy section names at least backend.contactPoints');
-  const config = source.parse(['proxy'], proxySchema);
+export function readProxyConfig(source: ConfigSource, selfId: string | undefined, env: NodeJS.ProcessEnv = process.env): ProxyConfig {
+  const overrides = envOverrides(env);
+  if (source.data.proxy === undefined && overrides.length === 0) {
+    throw source.error(['proxy'], 'is required: the proxy section names at least backend.contactPoints');
+  }
+  let config: Infer<typeof proxySchema>;
+  if (overrides.length === 0) config = source.parse(['proxy'], proxySchema);
+  else {
+    const data = structuredClone((source.data.proxy ?? {}) as Record<string, unknown>);
+    for (const { path, value } of overrides) {
+      let at = data;
+      for (const key of path.slice(0, -1)) {
+        if (typeof at[key] !== 'object' || at[key] === null) at[key] = {};
+        at = at[key] as Record<string, unknown>;
+      }
+      at[path.at(-1)!] = value;
+    }
+    const result = validate(proxySchema, data, ['proxy']);
+    if ('issues' in result) {
+      const first = result.issues[0]!;
+      const from = overrides.find((o) => ['proxy', ...o.path].join('.') === first.path.join('.'));
+      if (from) throw new ConfigError('', `${from.variable}: ${first.message}`);
+      throw source.issuesError(result.issues);
+    }
+    config = result.value;
+  }
   return { ...config, instanceId: config.instanceId ?? selfId ?? hostname() };
 }
 

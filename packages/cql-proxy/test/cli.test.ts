@@ -38,6 +38,51 @@ proxy:
     expect(effective.proxy.listen).toEqual({ host: '127.0.0.2', port: 9043 });
   });
 
+  it('MUSTER_PROXY_* variables set proxy values (typed by the schema), below the flags and above the file', () => {
+    const config = file(
+      'env.yaml',
+      `discovery: { adapter: static, options: { members: [{ id: p0, address: 127.0.0.1, port: 9042 }], self: p0 } }
+proxy:
+  listen: { port: 9000 }
+  http: { port: 9100 }
+  backend: { contactPoints: [127.0.0.1:9142] }
+`,
+    );
+    const env = {
+      MUSTER_PROXY_LISTEN_PORT: '9555',
+      MUSTER_PROXY_HTTP_PORT: '9200',
+      MUSTER_PROXY_BACKEND_CONTACT_POINTS: '10.0.0.1:9042, 10.0.0.2',
+      MUSTER_PROXY_PEERS_V2: 'false',
+      MUSTER_PROXY_EVENTS_DEBOUNCE: '2s',
+    };
+    const r = run(['--check', '--config', config, '--http', '127.0.0.1:9300'], env);
+    expect(r.err).toBe('');
+    const { proxy } = JSON.parse(r.out) as {
+      proxy: {
+        listen: { port: number };
+        http: { port: number };
+        backend: { contactPoints: string[] };
+        peersV2: boolean;
+        events: { debounce: number };
+      };
+    };
+    expect(proxy.listen.port).toBe(9555);
+    expect(proxy.http.port).toBe(9300); // the flag wins
+    expect(proxy.backend.contactPoints).toEqual(['10.0.0.1:9042', '10.0.0.2']);
+    expect(proxy.peersV2).toBe(false);
+    expect(proxy.events.debounce).toBe(2000);
+
+    const bad = (extra: Record<string, string>) => run(['--check', '--config', config], extra);
+    expect(bad({ MUSTER_PROXY_LISTEN_PROT: '1' }).err).toMatch(/MUSTER_PROXY_LISTEN_PROT: no proxy setting is called that/);
+    expect(bad({ MUSTER_PROXY_LISTEN_PORT: 'abc' }).err).toMatch(/MUSTER_PROXY_LISTEN_PORT: expected a number, got "abc"/);
+    const tooBig = bad({ MUSTER_PROXY_LISTEN_PORT: '70000' });
+    expect(tooBig.code).toBe(2);
+    expect(tooBig.err).toMatch(/MUSTER_PROXY_LISTEN_PORT: must be at most 65535, got 70000/);
+    expect(bad({ MUSTER_PROXY_BACKEND: 'x' }).err).toMatch(
+      /MUSTER_PROXY_BACKEND: expected one of its settings \(.*MUSTER_PROXY_BACKEND_CONTACT_POINTS/,
+    );
+  });
+
   it('a bad config exits 2 naming file:line:col and the path of every problem', () => {
     const config = file(
       'bad.yaml',
