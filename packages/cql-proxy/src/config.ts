@@ -127,10 +127,11 @@ const envName = (key: string) => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUp
  * error naming the variable.
  */
 export function envOverrides(env: NodeJS.ProcessEnv): { variable: string; path: string[]; value: unknown }[] {
-  const root = proxySchema.jsonSchema() as JsonSchemaNode;
   const out: { variable: string; path: string[]; value: unknown }[] = [];
+  let root: JsonSchemaNode | undefined; // built only when a variable asks for it
   for (const [variable, raw] of Object.entries(env)) {
     if (!variable.startsWith(ENV_PREFIX) || raw === undefined) continue;
+    root ??= proxySchema.jsonSchema() as JsonSchemaNode;
     let rest = variable.slice(ENV_PREFIX.length);
     let node = root;
     const path: string[] = [];

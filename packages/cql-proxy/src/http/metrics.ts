@@ -1,21 +1,43 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import { FastHistogram } from './histogram.js';
 
-/** The proxy's Prometheus metrics, on a registry of its own (no global state). */
+/** What the scrape-time gauges sum over: the open client connections. */
+export interface ClientLoad {
+  /** Requests forwarded and not answered yet. */
+  readonly inFlight: number;
+  /** Stream ids taken on the client's backend connection. */
+  readonly backendStreamsInUse: number;
+}
+
+/**
+ * The proxy's Prometheus metrics, on a registry of its own (no global state). Per-request state
+ * (in flight, stream ids) is not counted twice on the hot path: it is summed over the clients
+ * when scraped.
+ */
 export class ProxyMetrics {
   readonly registry = new Registry();
+  readonly #clients: () => Iterable<ClientLoad>;
+
+  constructor(clients: () => Iterable<ClientLoad> = () => []) {
+    this.#clients = clients;
+  }
+
+  #sum(of: (client: ClientLoad) => number): number {
+    let total = 0;
+    for (const client of this.#clients()) total += of(client);
+    return total;
+  }
+
   readonly clientConnections = new Gauge({
     name: 'muster_proxy_client_connections',
     help: 'Open client connections',
     registers: [this.registry],
   });
-  /** Requests forwarded and not answered yet: a plain number on the hot path, read when scraped. */
-  forwardedInFlight = 0;
   readonly inFlight: Gauge = new Gauge({
     name: 'muster_proxy_in_flight_requests',
     help: 'Requests forwarded and not yet answered',
     registers: [this.registry],
-    collect: (): void => this.inFlight.set(this.forwardedInFlight),
+    collect: (): void => this.inFlight.set(this.#sum((c) => c.inFlight)),
   });
   readonly requestDuration = new FastHistogram({
     name: 'muster_proxy_request_duration_seconds',
@@ -27,13 +49,11 @@ export class ProxyMetrics {
   });
   readonly forwardedDuration = this.requestDuration.series('forwarded');
   readonly systemDuration = this.requestDuration.series('system');
-  /** Set by the proxy: the stream ids in use over all backend connections, read when scraped. */
-  streamIdsInUse: () => number = () => 0;
   readonly backendStreamIds: Gauge = new Gauge({
     name: 'muster_proxy_backend_stream_ids_in_use',
     help: 'Stream ids taken on backend connections (of 32768 per connection)',
     registers: [this.registry],
-    collect: (): void => this.backendStreamIds.set(this.streamIdsInUse()),
+    collect: (): void => this.backendStreamIds.set(this.#sum((c) => c.backendStreamsInUse)),
   });
   readonly errors = new Counter({
     name: 'muster_proxy_errors_total',

@@ -170,11 +170,11 @@ export class ClientConnection {
         // The hot path reads only the statement text; parameters are decoded for our own tables.
         const body = this.#body(frame);
         const text = new Reader(body).readLongString();
-        if (!this.#context.intercept.targets(text, this.#keyspace, frame.version)) return this.#forward(frame, started, undefined);
+        if (!this.#context.intercept.targets(text, this.#keyspace, frame.version)) return this.#forward(frame, started);
         const query = decodeQuery(body, frame.version);
         const answer = this.#context.intercept.query(query.query, query.parameters.keyspace ?? this.#keyspace, query.parameters, this);
         if (answer) return this.#answer(frame, answer, started);
-        return this.#forward(frame, started, undefined);
+        return this.#forward(frame, started);
       }
       case Opcode.PREPARE: {
         const prepare = decodePrepare(this.#body(frame), frame.version);
@@ -194,7 +194,7 @@ export class ClientConnection {
       }
       case Opcode.BATCH:
       case Opcode.AUTH_RESPONSE:
-        return this.#forward(frame, started, undefined);
+        return this.#forward(frame, started);
       default:
         // Response opcodes and unknown ones are never forwarded: the backend must not see garbage.
         return this.#reply(frame, {
@@ -257,7 +257,7 @@ export class ClientConnection {
    * Forwards `frame` and relays the answer. Once the backend connection is open this is
    * synchronous up to the write: no promise per request.
    */
-  #forward(frame: Frame, started: number, forwarding: Forwarding | undefined): void {
+  #forward(frame: Frame, started: number, forwarding?: Forwarding): void {
     const { config, metrics } = this.#context;
     if (this.#context.draining()) {
       return this.#reply(frame, { error: { code: ErrorCode.OVERLOADED, message: 'This proxy is shutting down; retry on the next host' } });
@@ -272,7 +272,6 @@ export class ClientConnection {
       });
     }
     this.#inFlight++;
-    metrics.forwardedInFlight++;
     const backend = this.#backend;
     if (backend && !backend.closed) return this.#relay(backend, frame, started, forwarding);
     this.#backendConnection().then(
@@ -297,7 +296,7 @@ export class ClientConnection {
 
   /** The backend's answer to a forwarded request goes to the client, under the client's stream id. */
   #deliver(frame: Frame, response: Frame, started: number, forwarding: Forwarding | undefined): void {
-    this.#settled();
+    this.#inFlight--;
     try {
       if (forwarding?.prepare && response.opcode === Opcode.RESULT) this.#rememberPrepared(response, forwarding.prepare);
       if (response.opcode === Opcode.RESULT && frame.opcode === Opcode.QUERY) this.#trackKeyspace(response);
@@ -310,13 +309,8 @@ export class ClientConnection {
   }
 
   #fail(frame: Frame, error: unknown): void {
-    this.#settled();
-    this.#replyFailure(frame, error);
-  }
-
-  #settled(): void {
     this.#inFlight--;
-    this.#context.metrics.forwardedInFlight--;
+    this.#replyFailure(frame, error);
   }
 
   /**

@@ -34,7 +34,7 @@ const startedAt = Date.now();
  */
 export class CqlProxy {
   readonly config: ProxyConfig;
-  readonly metrics = new ProxyMetrics();
+  readonly metrics = new ProxyMetrics(() => this.#clients);
   readonly #muster: Muster;
   readonly #log: Logger;
   readonly #backend: BackendCluster;
@@ -57,11 +57,6 @@ export class CqlProxy {
     this.#muster = muster;
     this.#log = log;
     this.#prepared = new PreparedCache(config.limits.preparedCacheSize);
-    this.metrics.streamIdsInUse = () => {
-      let total = 0;
-      for (const client of this.#clients) total += client.backendStreamsInUse;
-      return total;
-    };
     const backendTls = this.#backendTls();
     this.#backend = new BackendCluster({
       contactPoints: config.backend.contactPoints.map(parseHostPort),
