@@ -51,6 +51,14 @@ const discovery = () =>
     retryDelay: () => 10,
   });
 
+/** Waits until the scripted agent has been asked `n` times (the watch loop runs on by itself). */
+async function askedAtLeast(n: number): Promise<void> {
+  for (let polls = 0; asked.length < n; polls++) {
+    if (polls > 1000) throw new Error(`the watch asked ${asked.length} times, expected at least ${n}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 async function take(iterator: AsyncIterator<DiscoveryEvent>, n: number): Promise<DiscoveryEvent[]> {
   const out: DiscoveryEvent[] = [];
   while (out.length < n) {
@@ -82,7 +90,7 @@ describe('Consul discovery watch loop (scripted agent)', () => {
     ]);
     // After errors the watch starts again without an index (the servers' index may now be below ours).
     expect(asked.slice(0, 4)).toEqual([null, '50', null, null]);
-    await new Promise((r) => setTimeout(r, 30));
+    await askedAtLeast(5);
     expect(asked[4]).toBe('4');
     await watch.return?.();
     await d.close();
@@ -95,7 +103,7 @@ describe('Consul discovery watch loop (scripted agent)', () => {
     const d = discovery();
     const watch = d.watch(service)[Symbol.asyncIterator]();
     await take(watch, 1);
-    await new Promise((r) => setTimeout(r, 50));
+    await askedAtLeast(3);
     expect([...new Set(asked.slice(1))]).toEqual(['1']);
     await watch.return?.();
     await d.close();
