@@ -30,3 +30,16 @@ export async function makeServerCertificate(dir, { cn, sans }) {
   await openssl([...sign, '-extfile', 'server.ext', '-out', 'server.crt'], dir);
   return { caFile: join(dir, 'ca.crt'), certFile: join(dir, 'server.crt'), keyFile: join(dir, 'server.key') };
 }
+
+/**
+ * A client certificate (client.crt, client.key; P-256) for `cn`, signed by the CA that
+ * makeServerCertificate left in `dir`: for servers that require client authentication.
+ */
+export async function makeClientCertificate(dir, { cn }) {
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  writeFileSync(join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\nbasicConstraints=critical,CA:FALSE\n');
+  await openssl(['req', '-new', ...ec, '-keyout', 'client.key', '-out', 'client.csr', '-subj', `/CN=${cn}`], dir);
+  const sign = ['x509', '-req', '-in', 'client.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '3650'];
+  await openssl([...sign, '-extfile', 'client.ext', '-out', 'client.crt'], dir);
+  return { certFile: join(dir, 'client.crt'), keyFile: join(dir, 'client.key') };
+}

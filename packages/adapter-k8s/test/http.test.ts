@@ -1,40 +1,18 @@
 // KubeClient's HTTP layer against a scripted loopback HTTPS server: paths and query, auth header,
 // status mapping, watch streams (events, ERROR 410, a stream cut short), aborts and close().
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { makeServerCertificate } from '../../../scripts/testenv/certificates.mjs';
 import { endpointSlices, isGone, KubeClient, leases } from '../src/client.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'muster-k8s-http-'));
-execFileSync(
-  'openssl',
-  [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    'key.pem',
-    '-out',
-    'cert.pem',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=127.0.0.1',
-    '-addext',
-    'subjectAltName=IP:127.0.0.1',
-  ],
-  { cwd: dir, stdio: 'ignore' },
-);
-const cert = readFileSync(join(dir, 'cert.pem'));
+// The CA that signed the server certificate: what the client trusts.
+let cert: Buffer;
 
 let handler: (req: IncomingMessage, res: ServerResponse) => void = (_q, res) => res.end();
 const seen: { method: string; url: string; auth: string | undefined; body: string }[] = [];
@@ -42,7 +20,9 @@ let server: Server;
 let client: KubeClient;
 
 beforeAll(async () => {
-  server = createServer({ cert, key: readFileSync(join(dir, 'key.pem')) }, (req, res) => {
+  const made = await makeServerCertificate(dir, { cn: '127.0.0.1', sans: ['IP:127.0.0.1'] });
+  cert = readFileSync(made.caFile);
+  server = createServer({ cert: readFileSync(made.certFile), key: readFileSync(made.keyFile) }, (req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
