@@ -32,11 +32,13 @@ run(bin('tsc'), ['-b'], { cwd: repoRoot, stdio: 'inherit' });
 const tarballs = {};
 for (const name of packages) {
   const dir = join(repoRoot, 'packages', name);
-  step(`${name}: publint, attw, npm pack`);
-  run(bin('publint'), ['--strict'], { cwd: dir, stdio: 'inherit' });
-  // ESM-only packages: CommonJS require() and node10 resolution are not supported, on purpose.
-  run(bin('attw'), ['--pack', '.', '--profile', 'esm-only', '--format', 'ascii'], { cwd: dir, stdio: 'inherit' });
+  step(`${name}: npm pack, publint, attw`);
+  // One pack (its prepack builds), and both linters read that tarball: what would be published.
   const out = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], { cwd: dir }));
+  const tarball = join(work, out[0].filename);
+  run(bin('publint'), ['run', tarball, '--strict'], { stdio: 'inherit' });
+  // ESM-only packages: CommonJS require() and node10 resolution are not supported, on purpose.
+  run(bin('attw'), [tarball, '--profile', 'esm-only', '--format', 'table-flipped'], { stdio: 'inherit' });
   const files = out[0].files.map((f) => f.path);
   for (const needed of ['LICENSE', 'README.md', 'dist/index.js', 'dist/index.d.ts']) {
     if (!files.includes(needed)) fail(`${name}: the tarball lacks ${needed}`);
@@ -45,7 +47,7 @@ for (const name of packages) {
   const maps = files.filter((f) => f.endsWith('.js.map'));
   const missing = maps.map((m) => m.replace(/^dist\//, 'src/').replace(/\.js\.map$/, '.ts')).filter((s) => !files.includes(s));
   if (missing.length > 0) fail(`${name}: source maps without their sources: ${missing.slice(0, 3).join(', ')}`);
-  tarballs[name] = join(work, out[0].filename);
+  tarballs[name] = tarball;
 }
 
 // A user who runs the proxy on static membership installs core, the static adapter and the proxy;
