@@ -66,13 +66,22 @@ async function stopAll(code) {
 }
 process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
+// Whatever ends this process (an unexpected error too), the proxies it started do not outlive it.
+process.on('exit', () => {
+  for (const p of proxies) if (p.child.exitCode === null) p.child.kill('SIGTERM');
+});
 
 let backend = cassandraEntry();
 if (backend) say(`using the running testenv Cassandra ${backend.contactPoints.join(', ')} (${stateFile()})`);
 else {
   say('starting the testenv Cassandra (the first time builds it into ~/.cache/muster-testenv; minutes)');
   startedCassandra = true;
-  execFileSync(process.execPath, [testenv, 'up', 'cassandra'], { stdio: 'inherit' });
+  try {
+    execFileSync(process.execPath, [testenv, 'up', 'cassandra'], { stdio: 'inherit' });
+  } catch {
+    console.error('[muster start] npm run testenv -- up cassandra failed (its output is above)');
+    await stopAll(1);
+  }
   backend = cassandraEntry();
   if (!backend) {
     console.error(`[muster start] Cassandra did not come up; see ${stateFile()} and the logs under it`);
