@@ -19,16 +19,27 @@ const refused = (port: number) =>
 
 (backend ? describe : describe.skip)('startProxy()', () => {
   it(
-    'starts a proxy from a config object, serves a driver, and close() releases its ports',
+    'starts a proxy from a config object, logs its config redacted, serves a driver, and close() releases its ports',
     async () => {
+      const logs: string[] = [];
       const proxy = await startProxy(
         {
           discovery: { adapter: 'static', options: { members: [{ id: 'api-0', address: '127.0.0.1', port: 1 }], self: 'api-0' } },
-          proxy: { listen: { port: 0 }, http: { port: 0 }, backend: { contactPoints: backend!.contactPoints } },
+          // The backend does not authenticate: the password is never used, only logged (redacted).
+          proxy: {
+            listen: { port: 0 },
+            http: { port: 0 },
+            backend: { contactPoints: backend!.contactPoints, username: 'app', password: 'hunter2-secret' },
+          },
         },
-        { logger: pino({ level: 'silent' }) },
+        { logger: pino({ level: 'info' }, { write: (line: string) => void logs.push(line) }) },
       );
       expect(proxy.config.instanceId).toBe('api-0');
+      const started = logs
+        .map((line) => JSON.parse(line) as { msg: string; config?: unknown })
+        .find((l) => l.msg === 'starting muster-cql-proxy');
+      expect(JSON.stringify(started?.config)).toContain('"password":"<redacted>"');
+      expect(logs.join('')).not.toContain('hunter2-secret');
       const client = new cassandra.Client({
         contactPoints: [`127.0.0.1:${proxy.port}`],
         localDataCenter: backend!.localDataCenter,
