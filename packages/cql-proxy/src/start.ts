@@ -26,7 +26,7 @@ export async function launchProxy(effective: EffectiveConfig, logger?: Logger): 
   const { checked, proxy: config } = effective;
   const adapters = Object.fromEntries(checked.ports.map((p) => [p.specifier, p.adapter]));
   const muster = await createMuster(checked.source, { adapters });
-  const log = (logger ?? pino({ level: config.log.level })).child({ instance: config.instanceId });
+  const log = logger?.child({ instance: config.instanceId }) ?? pino({ level: config.log.level, base: { instance: config.instanceId } });
   log.info({ config: printableConfig(effective) }, 'starting muster-cql-proxy');
   const proxy = new CqlProxy(config, muster, log);
   try {
