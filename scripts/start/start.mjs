@@ -77,6 +77,10 @@ else {
   say('starting the testenv Cassandra (the first time builds it into ~/.cache/muster-testenv; minutes)');
   startedCassandra = true;
   try {
+    if (readState().cassandra) {
+      say('the state file names a Cassandra that is no longer running: clearing it first');
+      execFileSync(process.execPath, [testenv, 'down', 'cassandra'], { stdio: 'inherit' });
+    }
     execFileSync(process.execPath, [testenv, 'up', 'cassandra'], { stdio: 'inherit' });
   } catch {
     console.error('[muster start] npm run testenv -- up cassandra failed (its output is above)');
