@@ -4,7 +4,7 @@
 // proxy processes with static membership on 127.0.0.1–3, waits until a driver sees all three,
 // prints how to connect, and stops everything it started on Ctrl-C or SIGTERM.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -44,6 +44,7 @@ if (!existsSync(cli)) {
 let startedCassandra = false;
 const proxies = [];
 let stopping;
+let dir;
 
 function cassandraEntry() {
   const entry = readState().cassandra;
@@ -59,7 +60,9 @@ async function stopAll(code) {
       say('stopping the Cassandra it started');
       execFileSync(process.execPath, [testenv, 'down', 'cassandra'], { stdio: 'inherit' });
     }
-    say('stopped');
+    // The configs and logs are kept only when something failed, to read why.
+    if (code === 0 && dir) rmSync(dir, { recursive: true, force: true });
+    say(code === 0 ? 'stopped' : `stopped; configs and logs kept in ${dir}`);
     process.exit(code);
   })();
   return stopping;
@@ -93,7 +96,7 @@ else {
   }
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'muster-start-'));
+dir = mkdtempSync(join(tmpdir(), 'muster-start-'));
 const members = hosts.map((host, i) => `      - { id: proxy-${i}, address: ${host}, port: ${port} }`).join('\n');
 for (const [i, host] of hosts.entries()) {
   const config = join(dir, `proxy-${i}.yaml`);
