@@ -30,6 +30,8 @@ const base = {
 const project = (dir, name) => ({ ...base, displayName: name, rootDir: dir, testMatch: ['<rootDir>/test/**/*.test.ts'] });
 
 export default {
+  // After jest's own summary: what was skipped per missing test server, and how to start them.
+  reporters: ['default', '<rootDir>/scripts/testenv/skip-summary-reporter.mjs'],
   projects: [
     project('packages/core', 'core'),
     project('packages/adapter-static', 'adapter-static'),
@@ -37,6 +39,7 @@ export default {
     project('packages/adapter-consul', 'adapter-consul'),
     project('packages/cql-proxy', 'cql-proxy'),
     project('scripts/testenv', 'testenv'),
+    project('scripts/start', 'start'),
     project('deploy/kubernetes', 'deploy-kubernetes'),
     project('examples/adapter-memory', 'example-adapter-memory'),
     project('examples/scheduler', 'example-scheduler'),

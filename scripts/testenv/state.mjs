@@ -2,6 +2,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runDir } from './lib.mjs';
+import { recordSkip } from './skips.mjs';
 
 export function stateFile() {
   return join(runDir(), 'state.json');
@@ -41,5 +42,6 @@ export function testServer(name) {
     throw new Error(`test server '${name}' is not running under CI (${stateFile()} has no entry); ${how}`);
   }
   console.warn(`\n*** SKIPPED: test server '${name}' is not running; ${how} ***\n`);
+  recordSkip(name);
   return undefined;
 }

@@ -19,7 +19,7 @@ const optionsSchema = s.object({
   /** `host:port` or an http(s) URL of the local agent's HTTP API; else CONSUL_HTTP_ADDR, else 127.0.0.1:8500. */
   address: s.optional(s.string({ minLength: 1 })),
   /** ACL token; else CONSUL_HTTP_TOKEN. */
-  token: s.optional(s.string()),
+  token: s.optional(s.secret(s.string())),
   datacenter: s.optional(s.string({ minLength: 1 })),
   /** Consul Enterprise only. */
   namespace: s.optional(s.string({ minLength: 1 })),

@@ -26,6 +26,18 @@ export type StaticOptions = Infer<typeof optionsSchema>;
 export default defineAdapter({
   name: 'static',
   options: optionsSchema,
+  // What the discovery factory would refuse, found without creating it (for --check).
+  check(port, options, context) {
+    if (port !== 'discovery') return;
+    if (options.members && options.file) {
+      throw new InvalidArgumentError(`${context.describe([])}: give either members or file, not both`);
+    }
+    if (options.file) return;
+    const members = options.members ?? [];
+    toEndpoints(members, context.describe(['members']));
+    const self = findSelf(members, options.self, context.describe(['self']));
+    return self ? { selfId: self.id } : undefined;
+  },
   discovery(options, context) {
     if (options.members && options.file) {
       throw new InvalidArgumentError(`${context.describe([])}: give either members or file, not both`);

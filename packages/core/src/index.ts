@@ -37,7 +37,14 @@ export { LeaderElector, type LeaderElectorOptions } from './coordination/leader-
 export { debounceDiscovery, type DebounceOptions } from './coordination/debounce.js';
 export { FencedResource, StaleTokenError } from './coordination/fencing.js';
 
-export { defineAdapter, isAdapter, type AdapterDefinition, type DefinedAdapter, type AdapterContext } from './runtime/adapter.js';
+export {
+  defineAdapter,
+  isAdapter,
+  type AdapterCheck,
+  type AdapterDefinition,
+  type DefinedAdapter,
+  type AdapterContext,
+} from './runtime/adapter.js';
 export {
   s,
   validate,
@@ -61,3 +68,5 @@ export {
 } from './runtime/config.js';
 export { builtinAdapters, importAdapter } from './runtime/resolve.js';
 export { createMuster, Muster, type CreateOptions } from './runtime/muster.js';
+export { checkConfig, type CheckOptions, type CheckedConfig, type CheckedPort } from './runtime/check.js';
+export { redactSecrets, redacted } from './runtime/redact.js';

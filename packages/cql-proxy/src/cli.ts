@@ -2,8 +2,9 @@
 // muster-cql-proxy: run the proxy from a YAML config, or check the config and print it.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, MusterError } from '@muster/core';
-import { proxyJsonSchema, readProxyConfig, redact } from './config.js';
+import { ConfigError, MusterError, type ErrorCode } from '@muster/core';
+import { proxyJsonSchema } from './config.js';
+import { loadEffectiveConfig, printableConfig } from './effective-config.js';
 
 const usage = `Usage: muster-cql-proxy --config <file> [options]
 
@@ -71,21 +72,23 @@ async function main(argv: string[]): Promise<number> {
     console.error(`muster-cql-proxy: --config is required\n\n${usage}`);
     return 2;
   }
-  const source = await loadConfig(values.config);
   const overrides = {
     ...(values.listen ? { listen: splitHostPort(values.listen, '--listen') } : {}),
     ...(values.http ? { http: splitHostPort(values.http, '--http') } : {}),
   };
-  const proxy = { ...readProxyConfig(source, undefined), ...overrides };
+  // --check and the run share every validation and the resulting config (instanceId included).
+  const effective = await loadEffectiveConfig(values.config, { overrides });
   if (values.check) {
-    const effective = { ...source.data, proxy };
-    console.log(JSON.stringify(redact(effective), null, 2));
+    console.log(JSON.stringify(printableConfig(effective), null, 2));
     return 0;
   }
   const { runProxy } = await import('./proxy/runtime.js');
-  await runProxy(source, overrides);
+  await runProxy(effective);
   return 0;
 }
+
+/** Exit 2: the config (or an adapter it names) is wrong, as opposed to a failure while running. */
+const configProblems: ErrorCode[] = ['MUSTER_CONFIG', 'MUSTER_ADAPTER_NOT_FOUND', 'MUSTER_ADAPTER_INVALID', 'MUSTER_INVALID_ARGUMENT'];
 
 main(process.argv.slice(2)).then(
   (code) => {
@@ -95,6 +98,6 @@ main(process.argv.slice(2)).then(
     // Errors say what and where; the stack only helps when debugging the proxy itself.
     const message = error instanceof Error ? error.message : String(error);
     console.error(`muster-cql-proxy: ${process.env.MUSTER_DEBUG && error instanceof Error ? error.stack : message}`);
-    process.exitCode = MusterError.is(error, 'MUSTER_CONFIG') ? 2 : 1;
+    process.exitCode = configProblems.some((code) => MusterError.is(error, code)) ? 2 : 1;
   },
 );

@@ -36,7 +36,7 @@ export const proxySchema = s.object({
     contactPoints: s.array(hostPort, { minItems: 1 }),
     localDataCenter: s.optional(s.string({ minLength: 1 })),
     username: s.optional(s.string()),
-    password: s.optional(s.string()),
+    password: s.optional(s.secret(s.string())),
     connectTimeout: s.withDefault(s.duration({ min: 1 }), 5000),
     requestTimeout: s.withDefault(s.duration({ min: 1 }), 12_000),
     /** Idle backend connections send OPTIONS this often. */
@@ -211,14 +211,6 @@ export function readProxyConfig(source: ConfigSource, selfId: string | undefined
     config = result.value;
   }
   return { ...config, instanceId: config.instanceId ?? selfId ?? hostname() };
-}
-
-/** The effective config for logs and --check, with secrets replaced. */
-export function redact(value: unknown, key = ''): unknown {
-  if (/password|token|secret/i.test(key) && value !== undefined) return '<redacted>';
-  if (Array.isArray(value)) return value.map((v) => redact(v));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redact(v, k)]));
-  return value;
 }
 
 export const proxyJsonSchema = () => proxySchema.jsonSchema();

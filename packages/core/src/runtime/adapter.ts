@@ -18,6 +18,12 @@ export interface AdapterContext {
   readonly describe: (path: readonly (string | number)[]) => string;
 }
 
+/** What an adapter's `check` learned from its options without starting anything. */
+export interface AdapterCheck {
+  /** The id this process will have in Discovery (static: the member `self` names). */
+  readonly selfId?: string;
+}
+
 export interface AdapterDefinition<O = unknown> {
   /** Short name used in messages (`static`, `kubernetes`). */
   readonly name: string;
@@ -28,6 +34,12 @@ export interface AdapterDefinition<O = unknown> {
   discovery?(options: O, context: AdapterContext): Discovery | Promise<Discovery>;
   lock?(options: O, context: AdapterContext): Lock | Promise<Lock>;
   heartbeat?(options: O, context: AdapterContext): HeartbeatStore | Promise<HeartbeatStore>;
+  /**
+   * Checks beyond the schema that need no server and start nothing (a `self` that names no
+   * member, two members with one id). The runtime calls it for each port before that port's
+   * factory, and `checkConfig` (a proxy's --check) calls only it, so both report the same problems.
+   */
+  check?(port: PortName, options: O, context: AdapterContext): AdapterCheck | void;
 }
 
 export interface DefinedAdapter<O = unknown> extends AdapterDefinition<O> {

@@ -1,14 +1,13 @@
 import { createRequire } from 'node:module';
 import type { Container } from 'inversify';
-import { systemClock, type Clock } from '../clock.js';
+import type { Clock } from '../clock.js';
 import { PortNotConfiguredError } from '../errors.js';
 import { DiscoveryId, type Discovery } from '../ports/discovery.js';
 import { HeartbeatStoreId, type HeartbeatStore } from '../ports/heartbeat.js';
 import { LockId, type Lock } from '../ports/lock.js';
 import type { AdapterContext, DefinedAdapter } from './adapter.js';
-import { ConfigSource, loadConfig, portNames, supportedVersion, type LoadOptions, type MusterConfig, type PortName } from './config.js';
-import { importAdapter } from './resolve.js';
-import { formatPath, s, type Path } from './schema.js';
+import { checkConfig } from './check.js';
+import type { ConfigSource, LoadOptions, MusterConfig, PortName } from './config.js';
 
 export interface CreateOptions extends LoadOptions {
   readonly clock?: Clock;
@@ -21,8 +20,6 @@ export interface CreateOptions extends LoadOptions {
 
 type PortTypes = { discovery: Discovery; lock: Lock; heartbeat: HeartbeatStore };
 const identifiers = { discovery: DiscoveryId, lock: LockId, heartbeat: HeartbeatStoreId } as const;
-
-const sectionSchema = s.object({ adapter: s.string({ minLength: 1 }), options: s.optional(s.unknown()) });
 
 // inversify costs more at start than the rest of Muster together; it is loaded (synchronously,
 // through its CommonJS build) only when someone asks for the container.
@@ -106,51 +103,14 @@ export class Muster implements AsyncDisposable {
  * that names the package.
  */
 export async function createMuster(input: string | URL | MusterConfig | ConfigSource, options: CreateOptions = {}): Promise<Muster> {
-  const config = await loadConfig(input, options);
-  const version = config.data.version;
-  if (version !== undefined && version !== supportedVersion) {
-    throw config.error(['version'], `unsupported config version ${JSON.stringify(version)}; this Muster reads version ${supportedVersion}`);
-  }
-  const sections: [PortName, { adapter: string; options?: unknown }][] = [];
-  for (const port of portNames) {
-    if (config.data[port] !== undefined) sections.push([port, config.parse([port], sectionSchema)]);
-  }
-
-  // One import per distinct adapter, all started at once; nothing unselected is touched.
-  const specifiers = [...new Set(sections.map(([, section]) => section.adapter))];
-  const loaded = new Map<string, DefinedAdapter>();
-  await Promise.all(
-    specifiers.map(async (specifier) => {
-      loaded.set(specifier, options.adapters?.[specifier] ?? (await importAdapter(specifier, config.dir)));
-    }),
-  );
-
-  const clock = options.clock ?? systemClock;
+  // The same validation --check runs (checkConfig), then the factories.
+  const { source: config, ports: checked } = await checkConfig(input, options);
   const ports: Partial<PortTypes> = {};
   const order: PortName[] = [];
   const adapters: Partial<Record<PortName, string>> = {};
   try {
-    for (const [port, section] of sections) {
-      const adapter = loaded.get(section.adapter)!;
-      const factory = adapter[port] as
-        ((o: unknown, c: AdapterContext) => PortTypes[typeof port] | Promise<PortTypes[typeof port]>) | undefined;
-      if (!factory) {
-        throw config.error(
-          [port, 'adapter'],
-          `adapter '${section.adapter}' does not provide ${port}; it provides ${adapter.provides.join(', ')}`,
-        );
-      }
-      const adapterOptions = config.parse([port, 'options'], adapter.options);
-      const context: AdapterContext = {
-        port,
-        clock,
-        configDir: config.dir,
-        describe: (path: Path) => {
-          const full = [port, 'options', ...path];
-          const pos = config.positionOf(full);
-          return `${pos.file ? `${pos.file}${pos.line ? `:${pos.line}:${pos.column}` : ''}` : '(config object)'}: ${formatPath(full)}`;
-        },
-      };
+    for (const { port, adapter, options: adapterOptions, context } of checked) {
+      const factory = adapter[port] as (o: unknown, c: AdapterContext) => PortTypes[typeof port] | Promise<PortTypes[typeof port]>;
       const instance = await factory(adapterOptions, context);
       (ports as Record<PortName, unknown>)[port] = instance;
       order.push(port);

@@ -243,7 +243,47 @@ function describe<T>(schema: Schema<T>, description: string): Schema<T> {
   return { ...schema, description };
 }
 
-export const s = { string, integer, boolean, duration, literal, array, object, record, union, unknown, optional, withDefault, describe };
+/**
+ * A value that must never be shown: effective configs print it as `<redacted>` (see redactSecrets,
+ * which finds it by the JSON Schema's `writeOnly`), and its validation errors never echo it.
+ */
+function secret<T>(schema: Schema<T>): Schema<T> {
+  return {
+    ...schema,
+    parse(v, path, issues) {
+      const local: Issue[] = [];
+      const parsed = schema.parse(v, path, local);
+      // A string shows quoted in messages; anything else as its text, as a whole word.
+      const text = typeof v === 'string' ? JSON.stringify(v) : typeof v === 'object' && v !== null ? undefined : String(v);
+      const what = v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'a map' : `a ${typeof v}`;
+      const hidden = `${what} (not shown: secret)`;
+      const escaped = text?.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      for (const issue of local) {
+        const message = escaped ? issue.message.replace(new RegExp(`(?<![\\w.])${escaped}(?![\\w.])`, 'g'), () => hidden) : issue.message;
+        issues.push({ path: issue.path, message });
+      }
+      return parsed;
+    },
+    jsonSchema: () => ({ ...schema.jsonSchema(), writeOnly: true }),
+  };
+}
+
+export const s = {
+  string,
+  integer,
+  boolean,
+  duration,
+  literal,
+  array,
+  object,
+  record,
+  union,
+  unknown,
+  optional,
+  withDefault,
+  describe,
+  secret,
+};
 
 /** Validates `value` and returns it, or the list of issues. */
 export function validate<T>(schema: Schema<T>, value: unknown, path: Path = []): { value: T } | { issues: Issue[] } {

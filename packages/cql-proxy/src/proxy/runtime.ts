@@ -1,25 +1,13 @@
-import { createMuster, type ConfigSource } from '@muster/core';
-import pino from 'pino';
-import { readProxyConfig, redact, type ProxyConfig } from '../config.js';
-import { CqlProxy } from './cql-proxy.js';
+import type { EffectiveConfig } from '../effective-config.js';
+import { launchProxy } from '../start.js';
+import type { CqlProxy } from './cql-proxy.js';
 
 /**
  * Runs the proxy until SIGTERM or SIGINT, then drains (DESIGN §2.3). The effective config is
  * logged at start with secrets redacted.
  */
-export async function runProxy(source: ConfigSource, overrides: Partial<ProxyConfig> = {}): Promise<CqlProxy> {
-  const muster = await createMuster(source);
-  const config = { ...readProxyConfig(source, muster.discovery.self?.id), ...overrides };
-  const log = pino({ level: config.log.level, base: { instance: config.instanceId } });
-  log.info({ config: redact({ ...source.data, proxy: config }) }, 'starting muster-cql-proxy');
-  const proxy = new CqlProxy(config, muster, log);
-  try {
-    await proxy.start();
-  } catch (error) {
-    await proxy.stop().catch(() => undefined);
-    await muster.close();
-    throw error;
-  }
+export async function runProxy(effective: EffectiveConfig): Promise<CqlProxy> {
+  const { proxy, muster, log } = await launchProxy(effective);
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

@@ -1,0 +1,53 @@
+import { checkConfig, redactSecrets, type CheckedConfig, type ConfigSource, type DefinedAdapter, type MusterConfig } from '@muster/core';
+import { proxySchema, readProxyConfig, type ProxyConfig } from './config.js';
+
+/** Top-level sections the proxy reads besides version and the ports; anything else is a typo. */
+export const proxySections = ['proxy'] as const;
+
+export interface EffectiveConfigOptions {
+  /** Values that win over everything else (the CLI's --listen / --http). */
+  readonly overrides?: Partial<ProxyConfig>;
+  /** MUSTER_PROXY_* variables and ${VAR} references are read from here (default process.env). */
+  readonly env?: NodeJS.ProcessEnv;
+  readonly cwd?: string;
+  /** Adapters already imported, by the name the config uses (bundling). */
+  readonly adapters?: Readonly<Record<string, DefinedAdapter>>;
+}
+
+/** The config a proxy runs with: every port checked against its adapter, the proxy section filled in. */
+export interface EffectiveConfig {
+  readonly checked: CheckedConfig;
+  readonly proxy: ProxyConfig;
+}
+
+/**
+ * Every validation a start runs, and nothing started: the document's sections, each port's adapter
+ * (imported, not created) and options, the adapter's own checks (a static `self` that names no
+ * member), then the proxy section with the same instanceId the run will use. `--check` prints
+ * what this returns; the run starts from it.
+ */
+export async function loadEffectiveConfig(
+  input: string | URL | MusterConfig | ConfigSource,
+  options: EffectiveConfigOptions = {},
+): Promise<EffectiveConfig> {
+  const env = options.env ?? process.env;
+  const checked = await checkConfig(input, {
+    sections: proxySections,
+    env,
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+    ...(options.adapters ? { adapters: options.adapters } : {}),
+  });
+  const proxy = { ...readProxyConfig(checked.source, checked.selfId, env), ...options.overrides };
+  return { checked, proxy };
+}
+
+/** The effective config as --check prints it and the start logs it: defaults filled in, secrets redacted by schema. */
+export function printableConfig({ checked, proxy }: EffectiveConfig): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (checked.source.data.version !== undefined) out.version = checked.source.data.version;
+  for (const { port, specifier, adapter, options } of checked.ports) {
+    out[port] = { adapter: specifier, options: redactSecrets(adapter.options, options) };
+  }
+  out.proxy = redactSecrets(proxySchema, proxy);
+  return out;
+}

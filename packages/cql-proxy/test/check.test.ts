@@ -1,0 +1,110 @@
+// --check runs every validation the start runs (issue 13): each broken config a newcomer wrote is
+// refused with file:line:col, the printed config is the one the run uses, secrets never show.
+import { describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const bin = join(dirname(fileURLToPath(import.meta.url)), '../dist/cli.js');
+const dir = mkdtempSync(join(tmpdir(), 'muster-check-'));
+const check = (name: string, text: string, env: Record<string, string> = {}) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  const r = spawnSync(process.execPath, [bin, '--check', '--config', path], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env, NODE_OPTIONS: '' },
+  });
+  return { path, code: r.status, out: r.stdout, err: r.stderr };
+};
+
+const members = `discovery:
+  adapter: static
+  options:
+    members:
+      - { id: proxy-0, address: 127.0.0.1, port: 9042 }
+      - { id: proxy-1, address: 127.0.0.2, port: 9042 }
+    self: proxy-1
+`;
+const proxy = `proxy:
+  backend: { contactPoints: [127.0.0.1:9142] }
+`;
+
+describe('muster-cql-proxy --check', () => {
+  it('a typo in adapter options (memebers) is an unknown key at its place', () => {
+    const r = check('typo.yaml', `discovery:\n  adapter: static\n  options:\n    memebers: []\n${proxy}`);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${r.path}:4:15: discovery.options.memebers: unknown key; expected one of`);
+  });
+
+  it('an unknown adapter (statc) names the place and the built-ins', () => {
+    const r = check('statc.yaml', `discovery:\n  adapter: statc\n${proxy}`);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${r.path}:2:12: discovery.adapter: adapter 'statc': package statc is not installed`);
+    expect(r.err).toContain('static, kubernetes, consul');
+  });
+
+  it('a self that names no member is refused at its place', () => {
+    const r = check('self.yaml', `${members.replace('self: proxy-1', 'self: proxy-9')}${proxy}`);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${r.path}:7:11: discovery.options.self: "proxy-9" matches no member (ids: proxy-0, proxy-1)`);
+  });
+
+  it('an unknown top-level section (heartbeats:) is an error, never ignored', () => {
+    const r = check('sections.yaml', `${members}heartbeats: { adapter: static }\n${proxy}`);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${r.path}:8:13: heartbeats: unknown section; expected one of version, discovery, lock, heartbeat, proxy`);
+  });
+
+  it('two members with one id are refused before anything starts', () => {
+    const r = check('dup.yaml', `${members.replace('id: proxy-1', 'id: proxy-0').replace('self: proxy-1', 'self: { index: 0 }')}${proxy}`);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/dup\.yaml:5:7: discovery\.options\.members: two members have the id 'proxy-0'/);
+  });
+
+  it('prints the instanceId the run uses (self), the tokens section, and every port with its defaults', () => {
+    const r = check('ok.yaml', `${members}heartbeat: { adapter: static }\n${proxy}`);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const printed = JSON.parse(r.out) as {
+      discovery: { adapter: string; options: { self: string } };
+      heartbeat: { adapter: string; options: { scope: string } };
+      proxy: { instanceId: string; tokens: { mode: string; perInstance: number } };
+    };
+    expect(printed.proxy.instanceId).toBe('proxy-1');
+    expect(printed.proxy.instanceId).not.toBe(hostname());
+    expect(printed.proxy.tokens).toEqual({ mode: 'stable', perInstance: 8 });
+    expect(printed.heartbeat).toEqual({ adapter: 'static', options: { scope: 'default', maxPayloadBytes: 4096 } });
+  });
+
+  it('redacts the values the schemas mark secret (proxy password, Consul token), and nothing by key name', () => {
+    const r = check(
+      'secrets.yaml',
+      `discovery:
+  adapter: consul
+  options: { address: 127.0.0.1:8500, token: "\${TOKEN}" }
+${proxy.replace('] }', '], username: cassandra, password: "${PASSWORD}" }')}  tokens: { mode: zdm }
+`,
+      { TOKEN: 'c0nsul-t0ken-value', PASSWORD: 's3cret-value' },
+    );
+    expect(r.err).toBe('');
+    const printed = JSON.parse(r.out) as {
+      discovery: { options: { token: string } };
+      proxy: { backend: { password: string; username: string }; tokens: { mode: string } };
+    };
+    expect(printed.discovery.options.token).toBe('<redacted>');
+    expect(printed.proxy.backend.password).toBe('<redacted>');
+    expect(printed.proxy.backend.username).toBe('cassandra');
+    expect(printed.proxy.tokens.mode).toBe('zdm');
+    expect(r.out).not.toContain('s3cret-value');
+    expect(r.out).not.toContain('c0nsul-t0ken-value');
+  });
+
+  it('never echoes a secret in an error (an unquoted numeric password)', () => {
+    const r = check('number.yaml', `${members}proxy:\n  backend: { contactPoints: [127.0.0.1:9142], password: 987654321 }\n`);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('proxy.backend.password: expected a string, got a number (not shown: secret)');
+    expect(r.err).not.toContain('987654321');
+  });
+});
