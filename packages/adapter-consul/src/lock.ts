@@ -193,7 +193,7 @@ export class ConsulLockBackend implements LockBackend {
     if (/invalid session/i.test(why)) return 'invalid session';
     const lockRefused = /already held|lock delay/i.test(why);
     // The token key changed since it was read: another contender took the lock in between.
-    const raced = errors.length > 0 && errors.every((e) => e.OpIndex === fenceCheckOp && /modify index|exists/i.test(e.What));
+    const raced = errors.length > 0 && errors.every((e) => e.OpIndex === fenceCheckOp && /index|exist/i.test(e.What));
     if (!lockRefused && !raced) {
       await destroySession(this.#client, session, signal).catch(() => undefined);
       throw this.#client.transactionError(why || `HTTP ${res.status}`, { purpose: `acquire lock key ${key}`, rule: this.#rule });
