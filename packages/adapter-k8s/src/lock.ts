@@ -1,6 +1,7 @@
 import {
   InvalidArgumentError,
   LockLostError,
+  sleep,
   systemClock,
   type BackendCallOptions,
   type Clock,
@@ -63,6 +64,8 @@ export class LeaseLockBackend implements LockBackend {
   readonly #heldUntil = new Map<string, number>();
   /** The highest token this process has read or issued per lock: a floor a deleted Lease cannot take away. */
   readonly #seen = new Map<string, bigint>();
+  /** Local time at which a refused contender may find the Lease free (its holder's expiry as observed). */
+  readonly #freeAt = new Map<string, number>();
 
   constructor(options: LeaseLockOptions) {
     this.holder = options.holder;
@@ -132,8 +135,17 @@ export class LeaseLockBackend implements LockBackend {
     const now = this.#clock.now();
     const observation = observe(this.#observed.get(name), current.spec, now);
     this.#observed.set(name, observation);
-    if ((this.#heldUntil.get(name) ?? 0) > now) return undefined;
-    if (!judge(current.spec, observation, this.holder, now).free) return undefined;
+    const heldUntil = this.#heldUntil.get(name) ?? 0;
+    if (heldUntil > now) {
+      this.#freeAt.set(name, heldUntil);
+      return undefined;
+    }
+    const verdict = judge(current.spec, observation, this.holder, now);
+    if (!verdict.free) {
+      this.#freeAt.set(name, verdict.until);
+      return undefined;
+    }
+    this.#freeAt.delete(name);
     // Fields we do not manage (strategy, preferredHolder, others' annotations) stay as they are.
     const token = this.#nextToken(name, current);
     const next: LeaseObject = {
@@ -204,6 +216,17 @@ export class LeaseLockBackend implements LockBackend {
     const current = await this.#client.get<LeaseObject>(leases, lease.metadata!.name!, { signal });
     if (this.#notOurs(current, lease, grant.token)) return; // someone else holds it: nothing of ours to release
     await this.#client.replace(leases, { ...current!, spec: releasedSpec(current!.spec ?? {}, this.#clock.now()) }, { signal });
+  }
+
+  /**
+   * Waits out the retry period, or less when the holder's observed expiry comes first: a contender
+   * then tries again as the Lease expires instead of up to a retry period later, so failover after
+   * a holder dies is at most the ttl plus one retry period (the lag in seeing its last renewal).
+   */
+  async waitForChange(name: string, { signal, maxWaitMs }: { signal: AbortSignal; maxWaitMs: number }): Promise<void> {
+    const freeAt = this.#freeAt.get(name);
+    const wait = freeAt === undefined ? maxWaitMs : Math.min(maxWaitMs, Math.max(0, freeAt - this.#clock.now()));
+    await sleep(wait, signal);
   }
 
   async close(): Promise<void> {

@@ -195,4 +195,19 @@ describe('LeaseLockBackend', () => {
     api.touch('job', (l) => (l.metadata!.annotations = { ...l.metadata!.annotations, [fencingTokenAnnotation]: '99999' }));
     await expect(me.renew('job', grant, call())).rejects.toMatchObject({ message: expect.stringContaining('changed hands') });
   });
+
+  test('a refused contender waits no longer than until the holder expires as observed, then takes the Lease', async () => {
+    const api = new FakeLeases();
+    const now = { t: 1_000_000 };
+    const clock = { now: () => now.t };
+    const a = new LeaseLockBackend({ client: api.client, holder: 'a', clock });
+    const b = new LeaseLockBackend({ client: api.client, holder: 'b', clock });
+    await a.tryAcquire('job', call());
+    expect(await b.tryAcquire('job', call())).toBeUndefined(); // observed now: free 3 s from now
+    now.t += 2999;
+    // Offered a 10-minute wait, it returns when the Lease expires (1 ms on this clock), not after the wait.
+    await b.waitForChange('job', { signal: signal(), maxWaitMs: 600_000 });
+    now.t += 1;
+    expect(await b.tryAcquire('job', call())).toBeDefined();
+  });
 });
