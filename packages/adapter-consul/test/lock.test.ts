@@ -51,6 +51,12 @@ beforeAll(async () => {
         if (!fence) return res.writeHead(404).end();
         return res.end(JSON.stringify([{ Key: path.slice(7), ...fence }]));
       }
+      if (path.startsWith('/v1/kv/muster/locks/')) {
+        // Held by someone else, at index 5; a blocking query on it answers at once here.
+        return res
+          .writeHead(200, { 'X-Consul-Index': '5' })
+          .end(JSON.stringify([{ Key: path.slice(7), Session: 'other', ModifyIndex: 5 }]));
+      }
       if (path === '/v1/txn') {
         const answer = txnAnswer(JSON.parse(body) as TxnOp[]);
         return res.writeHead(answer.status).end(JSON.stringify(answer.body));
@@ -171,5 +177,17 @@ describe('Consul lock backend (scripted agent)', () => {
     } finally {
       await muster.close();
     }
+  });
+
+  test('waiting is measured on the injected clock, not Date.now()', async () => {
+    reset();
+    // A clock that moves 10 minutes per reading: the wait is used up after the first read of the
+    // key, so no blocking query follows (with Date.now() a 60 s blocking query would).
+    let now = 0;
+    const clock = { now: () => (now += 600_000) };
+    const b = new ConsulLockBackend(new ConsulClient({ address }), { keyPrefix: 'muster/', behavior: 'release', lockDelay: 0, clock });
+    await b.waitForChange('w', { signal: signal(), maxWaitMs: 60_000 });
+    expect(calls).toEqual(['GET /v1/kv/muster/locks/w']);
+    await b.close();
   });
 });
