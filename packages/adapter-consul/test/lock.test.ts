@@ -190,4 +190,14 @@ describe('Consul lock backend (scripted agent)', () => {
     expect(calls).toEqual(['GET /v1/kv/muster/locks/w']);
     await b.close();
   });
+
+  test('a token key that does not hold a token (an operator write) is ignored: the clock floor orders the next one', async () => {
+    reset();
+    txnAnswer = granted;
+    fence = { Value: base64('{"oops": true}'), ModifyIndex: 7 };
+    const b = backend(() => 2);
+    expect((await b.tryAcquire('g', { ttl: 10_000, signal: signal() }))?.token).toBe(2000n);
+    expect(txns[0]![0]!.KV).toEqual({ Verb: 'check-index', Key: 'muster/fencing/g', Index: 7 });
+    await b.close();
+  });
 });

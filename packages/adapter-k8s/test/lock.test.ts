@@ -210,4 +210,14 @@ describe('LeaseLockBackend', () => {
     now.t += 1;
     expect(await b.tryAcquire('job', call())).toBeDefined();
   });
+
+  test('an annotation that is not a token (an operator edit) is ignored: the clock floor orders the next one', async () => {
+    const api = new FakeLeases();
+    api.objects.set('job', {
+      metadata: { name: 'job', uid: 'u', resourceVersion: '1', annotations: { [fencingTokenAnnotation]: 'not-a-number' } },
+      spec: { holderIdentity: '' },
+    });
+    const me = new LeaseLockBackend({ client: api.client, holder: 'me', wallClock: () => 3 });
+    expect((await me.tryAcquire('job', call()))?.token).toBe(3000n);
+  });
 });
