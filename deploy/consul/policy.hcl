@@ -37,7 +37,8 @@ session_prefix "" {
 
 # GET/PUT/DELETE /v1/kv/muster/...; ?acquire= and ?release= with a session need only key:write.
 # The adapter takes and gives up locks and heartbeat keys through PUT /v1/txn (verbs lock, unlock,
-# check-index, check-session, delete), which checks the same key rights per operation.
+# set, check-index, check-not-exists, check-session, delete), which checks the same key rights per
+# operation; lock fencing tokens live under muster/fencing/.
 # The trailing slash keeps e.g. "muster-other/" out.
 key_prefix "muster/" {
   policy = "write"

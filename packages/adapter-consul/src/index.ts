@@ -1,15 +1,4 @@
-import {
-  createHeartbeatStore,
-  createLock,
-  defineAdapter,
-  InvalidArgumentError,
-  s,
-  simulateCrash,
-  type AcquireOptions,
-  type AdapterContext,
-  type Infer,
-  type Lock,
-} from '@muster/core';
+import { createHeartbeatStore, createLock, defineAdapter, InvalidArgumentError, s, type AdapterContext, type Infer } from '@muster/core';
 import { ConsulClient, connectionFromEnv, readPem, type ConsulTls } from './client.js';
 import { ConsulDiscovery } from './discovery.js';
 import { ConsulHeartbeatBackend } from './heartbeat.js';
@@ -94,28 +83,9 @@ function connect(options: ConsulOptions, context: AdapterContext): ConsulClient 
 }
 
 /**
- * Works around core's lock keeper passing `ttl × 2/3` and `ttl / 3` to AbortSignal.timeout(),
- * which throws a RangeError for a fraction (ttl 10 s → 6666.67 ms; release() and withLock() then
- * fail). A ttl rounded up to whole multiples of 3 ms keeps both integral. Drop once core rounds.
- */
-function inWholeThirds(lock: Lock, minTtl: number): Lock {
-  // A ttl below the minimum passes unchanged, so core's refusal quotes the caller's own number.
-  const round = <T extends Omit<AcquireOptions, 'wait'>>(options?: T): T | undefined =>
-    options?.ttl === undefined || !(options.ttl >= minTtl) ? options : { ...options, ttl: Math.ceil(options.ttl / 3) * 3 };
-  return {
-    acquire: (name, options) => lock.acquire(name, round(options)),
-    tryAcquire: (name, options) => lock.tryAcquire(name, round(options)),
-    withLock: (name, fn, options) => lock.withLock(name, fn, round(options)),
-    close: () => lock.close(),
-    // The conformance kit's crash hook, passed through.
-    [simulateCrash]: () => (lock as unknown as Record<symbol, () => void>)[simulateCrash]!(),
-  } as Lock;
-}
-
-/**
  * Consul: discovery from the health API with self-registration (TTL check), locks on sessions and
- * KV acquire with ModifyIndex fencing tokens, heartbeats as session-bound KV keys. Each port gets
- * its own connection to the local agent and closes it on close().
+ * KV acquire with stored fencing tokens (fencing-token.ts), heartbeats as session-bound KV keys.
+ * Each port gets its own connection to the local agent and closes it on close().
  */
 export default defineAdapter({
   name: 'consul',
@@ -135,13 +105,11 @@ export default defineAdapter({
       keyPrefix: options.keyPrefix,
       behavior: options.sessionBehavior,
       lockDelay: options.lockDelay,
+      clock: context.clock,
       ...(options.holder !== undefined ? { holder: options.holder } : {}),
     });
-    const defaultTtl = Math.ceil(Math.max(options.ttl ?? 15_000, options.minSessionTtl) / 3) * 3;
-    return inWholeThirds(
-      createLock(backend, { clock: context.clock, timing: { minTtl: options.minSessionTtl, defaultTtl } }),
-      options.minSessionTtl,
-    );
+    const defaultTtl = Math.max(options.ttl ?? 15_000, options.minSessionTtl);
+    return createLock(backend, { clock: context.clock, timing: { minTtl: options.minSessionTtl, defaultTtl } });
   },
   heartbeat(options, context) {
     const backend = new ConsulHeartbeatBackend(connect(options, context), {

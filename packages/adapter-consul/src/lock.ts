@@ -1,11 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { InvalidArgumentError, LockLostError, sleep, type BackendCallOptions, type LeaseGrant, type LockBackend } from '@muster/core';
+import {
+  InvalidArgumentError,
+  LockLostError,
+  sleep,
+  systemClock,
+  type BackendCallOptions,
+  type Clock,
+  type LeaseGrant,
+  type LockBackend,
+} from '@muster/core';
 import { keyPath, type ConsulClient } from './client.js';
+import { clockFloor, nextFencingToken, storedToken } from './fencing-token.js';
 import { createSession, destroySession, renewSession, type SessionBehavior } from './session.js';
 
 export interface ConsulLockOptions {
-  /** KV prefix of Muster's keys (default `muster/`); locks live under `<prefix>locks/`. */
+  /** KV prefix of Muster's keys (default `muster/`); locks live under `<prefix>locks/`, their tokens under `<prefix>fencing/`. */
   readonly keyPrefix: string;
   readonly holder?: string;
   /** `release` (default) clears the key's holder when the session dies; `delete` removes the key. */
@@ -18,6 +28,10 @@ export interface ConsulLockOptions {
    * fencing token; keep it when it cannot, since it gives a paused old holder time to notice.
    */
   readonly lockDelay: number;
+  /** The local time line waits are measured on (core's Clock; the system clock by default). */
+  readonly clock?: Clock;
+  /** Wall-clock milliseconds since the Unix epoch, the floor of fencing tokens (Date.now by default). */
+  readonly wallClock?: () => number;
 }
 
 interface KvEntry {
@@ -25,6 +39,7 @@ interface KvEntry {
   readonly ModifyIndex: number;
   readonly LockIndex: number;
   readonly Session?: string;
+  readonly Value?: string | null;
 }
 
 interface TxnResponse {
@@ -38,38 +53,44 @@ interface Held {
   readonly key: string;
 }
 
-/** Sessions kept from a failed attempt for the next one, so waiting costs no session churn. */
+/** A session kept from a refused attempt for the next one, so waiting costs no session churn. */
 interface Spare {
   readonly session: string;
   readonly ttl: number;
-  renewedAt: number;
 }
+
+/** Position of the token key's check in the acquire transaction. */
+const fenceCheckOp = 0;
 
 /**
  * Locks on Consul sessions and KV acquire, one session per held lease.
  *
- * Acquire is a one-operation transaction (`/v1/txn`, verb `lock`) rather than `PUT ?acquire`,
- * because the transaction answers with the entry it wrote: its ModifyIndex is the fencing token,
- * read in the same atomic step that took the lock.
+ * Acquire is one transaction (`/v1/txn`) of three operations: check that the lock's token key is
+ * as this attempt read it, write the next token there, and take the lock key (verb `lock`). Either
+ * all happen or none, so each acquisition's token is above the one before it.
  *
- * Fencing token = the key's ModifyIndex at acquire. It is the Raft index of the write that took
- * the lock, so it rises with every change of holder across all holders, and it keeps rising when
- * the key is deleted and recreated (behavior=delete, an operator's `consul kv delete`). LockIndex,
- * part of Consul's documented sequencer (key, LockIndex, session), restarts at 1 on a recreated
- * key, so alone it is not an order. Neither survives a cluster that loses its Raft log (a dev
- * agent restarting, a cluster rebuilt without a snapshot): indexes start again from 1, and a
- * resource fenced across that must be reset with it.
+ * Fencing token: see fencing-token.ts. It lives in `<prefix>fencing/<name>`, a key bound to no
+ * session, so it survives the lock key's deletion (behavior=delete, `consul kv delete`) and an
+ * ordinary restart of the servers; after the servers lose their data, the acquirer's wall clock
+ * (µs) orders the next token above the old ones. LockIndex, part of Consul's documented sequencer,
+ * restarts at 1 on a recreated key, and ModifyIndex restarts with the Raft log: neither is used.
  */
 export class ConsulLockBackend implements LockBackend {
   readonly holder: string;
   readonly #client: ConsulClient;
   readonly #options: ConsulLockOptions;
+  readonly #clock: Clock;
+  readonly #wallClock: () => number;
   readonly #spares = new Map<string, Spare>();
   readonly #lastWake = new Map<string, number>();
+  /** The highest token this process has read or issued per lock: a floor the backend cannot take away. */
+  readonly #seen = new Map<string, bigint>();
 
   constructor(client: ConsulClient, options: ConsulLockOptions) {
     this.#client = client;
     this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#wallClock = options.wallClock ?? Date.now;
     this.holder = options.holder ?? `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
   }
 
@@ -84,14 +105,33 @@ export class ConsulLockBackend implements LockBackend {
     return `${this.#options.keyPrefix}locks/${name}`;
   }
 
+  #fenceKey(name: string): string {
+    return `${this.#options.keyPrefix}fencing/${name}`;
+  }
+
+  #see(name: string, token: bigint | undefined): void {
+    const seen = this.#seen.get(name);
+    if (token !== undefined && (seen === undefined || token > seen)) this.#seen.set(name, token);
+  }
+
+  /**
+   * A session for one attempt, created or renewed during it. Consul promises a session only for
+   * its TTL after the last renewal, and createLock() counts a won lease from the start of the
+   * attempt; a spare left unrenewed since an earlier attempt could be reaped (Consul reaps after up
+   * to 2×TTL) soon after a late win, freeing the lock under a holder that believes it holds it.
+   */
   async #session(name: string, ttl: number, signal: AbortSignal): Promise<string> {
     const spare = this.#spares.get(name);
     this.#spares.delete(name);
     if (spare && spare.ttl === ttl) {
-      // Consul keeps an idle session for at least its TTL; renew one that has idled a while, so
-      // the lease that starts now is not shorter on the server than the keeper believes.
-      if (Date.now() - spare.renewedAt < ttl / 4) return spare.session;
-      if (await renewSession(this.#client, spare.session, signal)) return spare.session;
+      let renewed: boolean;
+      try {
+        renewed = await renewSession(this.#client, spare.session, signal);
+      } catch (error) {
+        this.#spares.set(name, spare); // still ours to reuse or destroy
+        throw error;
+      }
+      if (renewed) return spare.session;
     } else if (spare) {
       await destroySession(this.#client, spare.session, signal).catch(() => undefined);
     }
@@ -112,30 +152,53 @@ export class ConsulLockBackend implements LockBackend {
 
   async #attempt(name: string, { ttl, signal }: BackendCallOptions): Promise<LeaseGrant | undefined | 'invalid session'> {
     const key = this.#key(name);
+    const fenceKey = this.#fenceKey(name);
     const session = await this.#session(name, ttl, signal);
-    const value = Buffer.from(JSON.stringify({ holder: this.holder })).toString('base64');
     let res;
+    let token: bigint;
     try {
+      const read = await this.#client.get<KvEntry[]>(`/v1/kv/${keyPath(fenceKey)}`, {
+        accept: [404],
+        signal,
+        purpose: `read fencing token key ${fenceKey}`,
+      });
+      const fence = read.status === 404 ? undefined : read.body?.[0];
+      const stored = storedToken(fence?.Value);
+      this.#see(name, stored);
+      token = nextFencingToken(stored, this.#seen.get(name), clockFloor(this.#wallClock()));
+      const check = fence ? { Verb: 'check-index', Key: fenceKey, Index: fence.ModifyIndex } : { Verb: 'check-not-exists', Key: fenceKey };
+      const value = Buffer.from(JSON.stringify({ holder: this.holder, token: token.toString() })).toString('base64');
       res = await this.#client.put<TxnResponse>('/v1/txn', {
-        body: [{ KV: { Verb: 'lock', Key: key, Value: value, Session: session } }],
+        body: [
+          { KV: check },
+          { KV: { Verb: 'set', Key: fenceKey, Value: Buffer.from(token.toString()).toString('base64') } },
+          { KV: { Verb: 'lock', Key: key, Value: value, Session: session } },
+        ],
         accept: [409],
         signal,
         purpose: `acquire lock key ${key}`,
         rule: this.#rule,
       });
     } catch (error) {
-      this.#spares.set(name, { session, ttl, renewedAt: Date.now() });
+      this.#spares.set(name, { session, ttl });
       throw error;
     }
-    const entry = res.body?.Results?.[0]?.KV;
-    if (res.status === 200 && entry) return { token: BigInt(entry.ModifyIndex), state: { session, key } satisfies Held };
-    const why = res.body?.Errors?.map((e) => e.What).join('; ') ?? '';
+    // Results are not positional (a check-not-exists answers none): find the lock key's own.
+    if (res.status === 200 && res.body?.Results?.some((r) => r.KV?.Key === key)) {
+      this.#see(name, token);
+      return { token, state: { session, key } satisfies Held };
+    }
+    const errors = res.body?.Errors ?? [];
+    const why = errors.map((e) => e.What).join('; ');
     if (/invalid session/i.test(why)) return 'invalid session';
-    if (!/already held|lock delay/i.test(why)) {
+    const lockRefused = /already held|lock delay/i.test(why);
+    // The token key changed since it was read: another contender took the lock in between.
+    const raced = errors.length > 0 && errors.every((e) => e.OpIndex === fenceCheckOp && /index|exist/i.test(e.What));
+    if (!lockRefused && !raced) {
       await destroySession(this.#client, session, signal).catch(() => undefined);
       throw this.#client.transactionError(why || `HTTP ${res.status}`, { purpose: `acquire lock key ${key}`, rule: this.#rule });
     }
-    this.#spares.set(name, { session, ttl, renewedAt: Date.now() });
+    this.#spares.set(name, { session, ttl });
     if (/lock delay/i.test(why)) this.#lastWake.set(name, -1);
     return undefined;
   }
@@ -165,7 +228,7 @@ export class ConsulLockBackend implements LockBackend {
     const { session, key } = grant.state as Held;
     // Release the key before destroying the session: Consul applies lock-delay to keys freed by a
     // session's invalidation (destroy included), not to an explicit unlock, so the next contender
-    // gets in at once.
+    // gets in at once. The token key stays: the next holder counts on from it.
     const ops =
       this.#options.behavior === 'delete'
         ? [{ KV: { Verb: 'check-session', Key: key, Session: session } }, { KV: { Verb: 'delete', Key: key } }]
@@ -183,7 +246,7 @@ export class ConsulLockBackend implements LockBackend {
    */
   async waitForChange(name: string, { signal, maxWaitMs }: { signal: AbortSignal; maxWaitMs: number }): Promise<void> {
     const key = this.#key(name);
-    const started = Date.now();
+    const started = this.#clock.now();
     // A key that changes constantly (someone writing to it) must not turn waiting into a busy loop.
     const last = this.#lastWake.get(name);
     if (last === -1) {
@@ -197,13 +260,13 @@ export class ConsulLockBackend implements LockBackend {
       const now = await this.#client.get<KvEntry[]>(`/v1/kv/${keyPath(key)}`, { accept: [404], signal, purpose: `watch lock key ${key}` });
       const entry = now.status === 404 ? undefined : now.body?.[0];
       if (!entry?.Session) return;
-      const left = maxWaitMs - (Date.now() - started);
+      const left = maxWaitMs - (this.#clock.now() - started);
       if (left <= 0) return;
       // Never block on index 0: Consul would answer at once, every time.
       const index = now.index !== undefined && now.index > 0n ? now.index : 1n;
       await this.#client.get(`/v1/kv/${keyPath(key)}`, { index, wait: left, accept: [404], signal, purpose: `watch lock key ${key}` });
     } finally {
-      this.#lastWake.set(name, Date.now());
+      this.#lastWake.set(name, this.#clock.now());
     }
   }
 

@@ -121,7 +121,9 @@ const base = () => ({ address: entry!.address, minSessionTtl: '1s', lockDelay: '
     const regError = await failure(m.discovery.register({ service, id: service, address: '127.0.0.1', port: 1 }));
     expect(regError.message).toMatch(new RegExp(`service "${service}" \\{ policy = "write" \\}`));
     const lockError = await failure(m.lock.acquire('x', { ttl: 2000 }));
-    expect(lockError.message).toMatch(/key "elsewhere\/locks\/x" \{ policy = "write" \}|key_prefix "elsewhere\/"/);
+    // The first key the lock touches is its fencing token key (read, then written with the lock key).
+    expect(lockError.message).toMatch(/key "elsewhere\/(locks|fencing)\/x" \{ policy = "(read|write)" \}|key_prefix "elsewhere\/"/);
+    expect(lockError.message).toMatch(/deploy\/consul\/policy\.hcl/);
   });
 
   test('an unknown token is reported as such', async () => {

@@ -5,12 +5,10 @@ import {
   createLock,
   defineAdapter,
   s,
-  simulateCrash,
   type AdapterContext,
   type BeatOptions,
   type HeartbeatStore,
   type Infer,
-  type Lock,
 } from '@muster/core';
 import { connect } from './client.js';
 import { EndpointSliceDiscovery } from './discovery.js';
@@ -79,23 +77,6 @@ function withDefaultGroup(store: HeartbeatStore, group: string | undefined): Hea
 }
 
 /**
- * Rounds every ttl up to a multiple of 3 ms. Core's lock client passes ttl × 2/3 and ttl / 3 to
- * AbortSignal.timeout(), which throws on a fraction (a 10 s ttl would fail its first renewal);
- * remove this once core rounds those timeouts itself.
- */
-function withWholeMillisecondDeadlines(lock: Lock): Lock {
-  const fix = <O extends { ttl?: number | undefined }>(o: O | undefined): O | undefined =>
-    o?.ttl === undefined ? o : { ...o, ttl: Math.ceil(o.ttl / 3) * 3 };
-  return {
-    acquire: (name, o) => lock.acquire(name, fix(o)),
-    tryAcquire: (name, o) => lock.tryAcquire(name, fix(o)),
-    withLock: (name, fn, o) => lock.withLock(name, fn, fix(o)),
-    close: () => lock.close(),
-    [simulateCrash]: () => (lock as unknown as Record<symbol, () => void>)[simulateCrash]!(),
-  } as Lock;
-}
-
-/**
  * Kubernetes: discovery from EndpointSlices, locks and heartbeats on coordination.k8s.io/v1
  * Leases. Each port opens its own connection when it is created; importing this module loads
  * neither the YAML parser nor @kubernetes/client-node (see client.ts for what loads when).
@@ -114,14 +95,10 @@ export default defineAdapter({
   },
   async lock(options, context) {
     const holder = `${options.holder ?? process.env.POD_NAME ?? hostname()}_${randomUUID().slice(0, 8)}`;
-    const lock = createLock(
+    return createLock(
       new LeaseLockBackend({ client: await connectFor(options, context), holder, clock: context.clock, leasePrefix: options.lockPrefix }),
-      {
-        clock: context.clock,
-        timing: { minTtl: 1000, ...(options.ttl !== undefined ? { defaultTtl: Math.ceil(options.ttl / 3) * 3 } : {}) },
-      },
+      { clock: context.clock, timing: { minTtl: 1000, ...(options.ttl !== undefined ? { defaultTtl: options.ttl } : {}) } },
     );
-    return withWholeMillisecondDeadlines(lock);
   },
   async heartbeat(options, context) {
     const store = createHeartbeatStore(

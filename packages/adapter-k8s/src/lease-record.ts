@@ -73,8 +73,9 @@ export const leaseSeconds = (ttlMs: number) => Math.max(1, Math.ceil(ttlMs / 100
 
 /**
  * The record of a new acquisition. leaseTransitions is bumped on every acquisition (client-go bumps
- * it only when the holder changes; for us each acquisition is a new fencing epoch, and a larger
- * count is what client-go expects to see anyway).
+ * it only when the holder changes; a larger count is what client-go expects to see anyway). It is
+ * not the fencing token: that is an annotation (fencing-token.ts), since a recreated Lease starts
+ * the count again at 0.
  */
 export function acquiredSpec(previous: LeaseSpec | undefined, me: string, ttlMs: number, now: number): LeaseSpec {
   const at = microTime(now);
@@ -93,7 +94,7 @@ export function renewedSpec(current: LeaseSpec, ttlMs: number, now: number): Lea
 
 /**
  * Release as client-go does it: no holder and a 1 s duration, so a contender that still sees the
- * old content waits at most a second; leaseTransitions is kept, so tokens keep growing.
+ * old content waits at most a second; leaseTransitions (and the token annotation) are kept.
  */
 export function releasedSpec(current: LeaseSpec, now: number): LeaseSpec {
   const at = microTime(now);

@@ -1,6 +1,7 @@
 import {
   InvalidArgumentError,
   LockLostError,
+  sleep,
   systemClock,
   type BackendCallOptions,
   type Clock,
@@ -8,6 +9,7 @@ import {
   type LockBackend,
 } from '@muster/core';
 import { isConflict, KubernetesError, leases, type KubeClient } from './client.js';
+import { clockFloor, fencingTokenAnnotation, nextFencingToken, storedToken } from './fencing-token.js';
 import {
   acquiredSpec,
   judge,
@@ -24,6 +26,8 @@ export interface LeaseLockOptions {
   /** holderIdentity written into the Lease; unique per client (two clients with one identity would both hold). */
   readonly holder: string;
   readonly clock?: Clock;
+  /** Wall-clock milliseconds since the Unix epoch, the floor of fencing tokens (Date.now by default). */
+  readonly wallClock?: () => number;
   /** Added to the lock name to form the Lease name (e.g. `muster-lock-`). */
   readonly leasePrefix?: string;
 }
@@ -41,9 +45,10 @@ interface Held {
  *   contender wrote first and this attempt lost; createLock() retries per the retry period.
  * - A held Lease counts as expired only after its published leaseDurationSeconds has passed since
  *   this process observed the record change (client-go's rule), never by its renewTime.
- * - Fencing token: `leaseTransitions`, bumped on every acquisition. It orders holders of *one*
- *   Lease object: a Lease that is deleted and recreated (new metadata.uid) starts again at 0, so a
- *   resource that keeps tokens across such a reset must key them by the Lease uid too.
+ * - Fencing token: the `muster.io/fencing-token` annotation, written by the same optimistic write
+ *   that takes the Lease, and never below the acquirer's wall clock in µs, so it keeps rising when
+ *   the Lease is deleted and created again (see fencing-token.ts for the exact condition).
+ *   leaseTransitions is still bumped on every acquisition, as client-go expects.
  * - Release writes an empty holder and a 1 s duration (as client-go does on ReleaseOnCancel), so
  *   a waiting contender takes over at its next retry instead of after a whole lease.
  * - Leases are never deleted, so the RBAC needs only get, create and update on leases.
@@ -52,15 +57,21 @@ export class LeaseLockBackend implements LockBackend {
   readonly holder: string;
   readonly #client: KubeClient;
   readonly #clock: Clock;
+  readonly #wallClock: () => number;
   readonly #prefix: string;
   readonly #observed = new Map<string, Observation>();
   /** Local time until which this client itself holds a name; a lock is not re-entrant. */
   readonly #heldUntil = new Map<string, number>();
+  /** The highest token this process has read or issued per lock: a floor a deleted Lease cannot take away. */
+  readonly #seen = new Map<string, bigint>();
+  /** Local time at which a refused contender may find the Lease free (its holder's expiry as observed). */
+  readonly #freeAt = new Map<string, number>();
 
   constructor(options: LeaseLockOptions) {
     this.holder = options.holder;
     this.#client = options.client;
     this.#clock = options.clock ?? systemClock;
+    this.#wallClock = options.wallClock ?? Date.now;
     this.#prefix = options.leasePrefix ?? '';
   }
 
@@ -74,11 +85,26 @@ export class LeaseLockBackend implements LockBackend {
     return leaseName;
   }
 
-  #grant(name: string, lease: LeaseObject, ttl: number, sentAt: number): LeaseGrant {
+  #grant(name: string, lease: LeaseObject, token: bigint, ttl: number, sentAt: number): LeaseGrant {
     this.#observed.set(name, observe(undefined, lease.spec, this.#clock.now()));
     this.#heldUntil.set(name, sentAt + ttl);
     const held: Held = { lease };
-    return { token: BigInt(lease.spec?.leaseTransitions ?? 0), state: held };
+    return { token, state: held };
+  }
+
+  /** The token of an acquisition of `name` that replaces `current` (undefined: a Lease to create). */
+  #nextToken(name: string, current: LeaseObject | undefined): bigint {
+    const token = nextFencingToken(this.#see(name, current), this.#seen.get(name), clockFloor(this.#wallClock()));
+    this.#seen.set(name, token);
+    return token;
+  }
+
+  /** Remembers the token a read Lease carries, so this process never issues one below it. */
+  #see(name: string, lease: LeaseObject | undefined): bigint | undefined {
+    const stored = storedToken(lease?.metadata?.annotations?.[fencingTokenAnnotation]);
+    const seen = this.#seen.get(name);
+    if (stored !== undefined && (seen === undefined || stored > seen)) this.#seen.set(name, stored);
+    return stored;
   }
 
   async tryAcquire(name: string, { ttl, signal }: BackendCallOptions): Promise<LeaseGrant | undefined> {
@@ -86,29 +112,49 @@ export class LeaseLockBackend implements LockBackend {
     const sentAt = this.#clock.now();
     const current = await this.#client.get<LeaseObject>(leases, leaseName, { signal });
     if (!current) {
+      const token = this.#nextToken(name, undefined);
       const body: LeaseObject = {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
-        metadata: { name: leaseName, labels: { 'app.kubernetes.io/managed-by': 'muster' } },
+        metadata: {
+          name: leaseName,
+          labels: { 'app.kubernetes.io/managed-by': 'muster' },
+          annotations: { [fencingTokenAnnotation]: token.toString() },
+        },
         spec: acquiredSpec(undefined, this.holder, ttl, sentAt),
       };
       try {
-        return this.#grant(name, await this.#client.create(leases, body, { signal }), ttl, sentAt);
+        return this.#grant(name, await this.#client.create(leases, body, { signal }), token, ttl, sentAt);
       } catch (error) {
         if (isConflict(error)) return undefined; // AlreadyExists: another contender created it first
         throw error;
       }
     }
+    this.#see(name, current);
     // Observed now, after the read: a later sighting can only make us wait longer.
     const now = this.#clock.now();
     const observation = observe(this.#observed.get(name), current.spec, now);
     this.#observed.set(name, observation);
-    if ((this.#heldUntil.get(name) ?? 0) > now) return undefined;
-    if (!judge(current.spec, observation, this.holder, now).free) return undefined;
-    // Fields we do not manage (strategy, preferredHolder) stay as they are.
-    const next: LeaseObject = { ...current, spec: { ...current.spec, ...acquiredSpec(current.spec, this.holder, ttl, sentAt) } };
+    const heldUntil = this.#heldUntil.get(name) ?? 0;
+    if (heldUntil > now) {
+      this.#freeAt.set(name, heldUntil);
+      return undefined;
+    }
+    const verdict = judge(current.spec, observation, this.holder, now);
+    if (!verdict.free) {
+      this.#freeAt.set(name, verdict.until);
+      return undefined;
+    }
+    this.#freeAt.delete(name);
+    // Fields we do not manage (strategy, preferredHolder, others' annotations) stay as they are.
+    const token = this.#nextToken(name, current);
+    const next: LeaseObject = {
+      ...current,
+      metadata: { ...current.metadata, annotations: { ...current.metadata?.annotations, [fencingTokenAnnotation]: token.toString() } },
+      spec: { ...current.spec, ...acquiredSpec(current.spec, this.holder, ttl, sentAt) },
+    };
     try {
-      return this.#grant(name, await this.#client.replace(leases, next, { signal }), ttl, sentAt);
+      return this.#grant(name, await this.#client.replace(leases, next, { signal }), token, ttl, sentAt);
     } catch (error) {
       if (isConflict(error)) return undefined; // somebody else won this round
       throw error;
@@ -120,7 +166,7 @@ export class LeaseLockBackend implements LockBackend {
     const sentAt = this.#clock.now();
     try {
       const renewed = await this.#client.replace(leases, { ...lease, spec: renewedSpec(lease.spec ?? {}, ttl, sentAt) }, { signal });
-      return this.#grant(name, renewed, ttl, sentAt);
+      return this.#grant(name, renewed, grant.token, ttl, sentAt);
     } catch (error) {
       if (!isConflict(error)) throw this.#lostIfGone(name, error);
     }
@@ -133,7 +179,7 @@ export class LeaseLockBackend implements LockBackend {
     }
     try {
       const renewed = await this.#client.replace(leases, { ...current!, spec: renewedSpec(current!.spec ?? {}, ttl, sentAt) }, { signal });
-      return this.#grant(name, renewed, ttl, sentAt);
+      return this.#grant(name, renewed, grant.token, ttl, sentAt);
     } catch (error) {
       throw this.#lostIfGone(name, error);
     }
@@ -145,7 +191,7 @@ export class LeaseLockBackend implements LockBackend {
     if (current.metadata?.uid !== mine.metadata?.uid) return 'the Lease was deleted and created again';
     const holder = current.spec?.holderIdentity ?? '';
     if (holder !== this.holder) return holder ? `'${holder}' holds the Lease now` : 'the Lease was released by someone else';
-    if (BigInt(current.spec?.leaseTransitions ?? 0) !== token) return 'the Lease changed hands in the meantime';
+    if (storedToken(current.metadata?.annotations?.[fencingTokenAnnotation]) !== token) return 'the Lease changed hands in the meantime';
     return undefined;
   }
 
@@ -170,6 +216,17 @@ export class LeaseLockBackend implements LockBackend {
     const current = await this.#client.get<LeaseObject>(leases, lease.metadata!.name!, { signal });
     if (this.#notOurs(current, lease, grant.token)) return; // someone else holds it: nothing of ours to release
     await this.#client.replace(leases, { ...current!, spec: releasedSpec(current!.spec ?? {}, this.#clock.now()) }, { signal });
+  }
+
+  /**
+   * Waits out the retry period, or less when the holder's observed expiry comes first: a contender
+   * then tries again as the Lease expires instead of up to a retry period later, so failover after
+   * a holder dies is at most the ttl plus one retry period (the lag in seeing its last renewal).
+   */
+  async waitForChange(name: string, { signal, maxWaitMs }: { signal: AbortSignal; maxWaitMs: number }): Promise<void> {
+    const freeAt = this.#freeAt.get(name);
+    const wait = freeAt === undefined ? maxWaitMs : Math.min(maxWaitMs, Math.max(0, freeAt - this.#clock.now()));
+    await sleep(wait, signal);
   }
 
   async close(): Promise<void> {

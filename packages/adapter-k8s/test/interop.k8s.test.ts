@@ -1,56 +1,21 @@
 // A client-go leader elector (scripts/testenv/k8s-elector, client-go's own leaderelection package)
 // and a Muster lock contend for one Lease: each honours the other's hold, takes over after the
-// other's release without waiting out the lease, and the fencing token (leaseTransitions) keeps
-// growing across both.
+// other's release without waiting out the lease, and the fencing token (the muster.io/fencing-token
+// annotation, which client-go's updates keep) keeps growing across both.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import * as k8s from '@kubernetes/client-node';
 import { createMuster, type Muster } from '@muster/core';
 import { eventually } from '@muster/core/testing';
-import { createNamespace, deleteNamespace, entry } from './k8s-testenv.js';
-import { ELECTOR_VERSION, buildElector } from '../../../scripts/testenv/servers/k8s.mjs';
+import { adminConfig, createNamespace, deleteNamespace, entry } from './k8s-testenv.js';
+import { electorBinary, haveElector, startElector as startProbe } from './elector-probe.js';
+import { buildElector } from '../../../scripts/testenv/servers/k8s.mjs';
 
-const cache = process.env.MUSTER_TESTENV_CACHE || join(homedir(), '.cache', 'muster-testenv');
-const elector = join(cache, `k8s-elector-${ELECTOR_VERSION as string}`, 'k8s-elector');
-const haveElector = existsSync(elector) || process.env.MUSTER_BUILD_ELECTOR === '1';
 if (entry && !haveElector)
-  console.warn(`\n*** SKIPPED client-go interop: ${elector} is not built (MUSTER_BUILD_ELECTOR=1 builds it) ***\n`);
+  console.warn(`\n*** SKIPPED client-go interop: ${electorBinary} is not built (MUSTER_BUILD_ELECTOR=1 builds it) ***\n`);
 const describeInterop = entry && haveElector ? describe : describe.skip;
 
-interface ElectorEvent {
-  event: string;
-  identity?: string;
-}
-
-function startElector(binary: string, namespace: string, name: string, identity: string) {
-  const child: ChildProcess = spawn(
-    binary,
-    [
-      '--kubeconfig',
-      entry!.kubeconfig,
-      '--namespace',
-      namespace,
-      '--name',
-      name,
-      '--identity',
-      identity,
-      '--lease-duration',
-      '4s',
-      '--renew-deadline',
-      '3s',
-      '--retry-period',
-      '300ms',
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const events: ElectorEvent[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => events.push(JSON.parse(line) as ElectorEvent));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { child, events, exited };
-}
+const startElector = (binary: string, namespace: string, name: string, identity: string) =>
+  startProbe(binary, { kubeconfig: entry!.kubeconfig, namespace, name, identity });
 
 describeInterop('client-go leader election and a Muster lock share one Lease', () => {
   let namespace = '';
@@ -97,8 +62,11 @@ describeInterop('client-go leader election and a Muster lock share one Lease', (
       const handover = Date.now() - releasedAt;
       expect(handover).toBeLessThan(3000);
 
-      // While client-go holds and renews it, Muster cannot take it.
+      // While client-go holds and renews it, Muster cannot take it; its updates keep Muster's token.
       expect(await lock.tryAcquire(name, { ttl: 4000 })).toBeUndefined();
+      const held = await adminConfig().makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name, namespace });
+      expect(held.spec?.holderIdentity).toBe('go-elector');
+      expect(held.metadata?.annotations?.['muster.io/fencing-token']).toBe(String(first.token));
       await new Promise((r) => setTimeout(r, 5000));
       expect(await lock.tryAcquire(name, { ttl: 4000 })).toBeUndefined();
 

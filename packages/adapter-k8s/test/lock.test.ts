@@ -1,9 +1,11 @@
 // LeaseLockBackend against an in-memory Lease API with real optimistic concurrency: the paths the
 // conformance kit does not force (a metadata-only write between renewals, a takeover seen on
-// renew, a deleted or recreated Lease, release after someone else took over, foreign spec fields).
+// renew, a deleted or recreated Lease, release after someone else took over, foreign spec fields),
+// and the fencing token across deletion and client-go holders, on injected wall clocks.
 import { describe, expect, test } from '@jest/globals';
 import { KubernetesError, type KubeClient } from '../src/client.js';
 import type { LeaseObject } from '../src/lease-record.js';
+import { fencingTokenAnnotation } from '../src/fencing-token.js';
 import { LeaseLockBackend } from '../src/lock.js';
 
 class FakeLeases {
@@ -46,16 +48,22 @@ class FakeLeases {
 }
 
 const call = () => ({ ttl: 3000, signal: new AbortController().signal });
+const signal = () => new AbortController().signal;
+/** A wall clock (ms since the epoch) set by hand. */
+const wall = (ms: number) => {
+  const clock = { ms, now: () => clock.ms };
+  return clock;
+};
 
 describe('LeaseLockBackend', () => {
   test('a metadata-only write between renewals is no loss: renew re-reads and goes on', async () => {
     const api = new FakeLeases();
-    const me = new LeaseLockBackend({ client: api.client, holder: 'me' });
+    const me = new LeaseLockBackend({ client: api.client, holder: 'me', wallClock: () => 5 });
     const grant = (await me.tryAcquire('job', call()))!;
-    expect(grant.token).toBe(0n);
+    expect(grant.token).toBe(5000n); // the wall clock in µs: the first token of a new Lease
     api.touch('job', (l) => (l.metadata!.labels = { ...l.metadata!.labels, team: 'x' }));
     const renewed = await me.renew('job', grant, call());
-    expect(renewed.token).toBe(0n);
+    expect(renewed.token).toBe(5000n);
     expect(api.objects.get('job')!.metadata!.labels).toMatchObject({ team: 'x' });
     expect(api.objects.get('job')!.spec!.holderIdentity).toBe('me');
   });
@@ -90,16 +98,16 @@ describe('LeaseLockBackend', () => {
     const api = new FakeLeases();
     const now = { t: 1_000_000 };
     const clock = { now: () => now.t };
-    const a = new LeaseLockBackend({ client: api.client, holder: 'a', clock });
-    const b = new LeaseLockBackend({ client: api.client, holder: 'b', clock });
-    expect(await a.tryAcquire('job', call())).toBeDefined();
+    const a = new LeaseLockBackend({ client: api.client, holder: 'a', clock, wallClock: () => 7 });
+    const b = new LeaseLockBackend({ client: api.client, holder: 'b', clock, wallClock: () => 7 });
+    expect((await a.tryAcquire('job', call()))?.token).toBe(7000n);
     expect(await a.tryAcquire('job', call())).toBeUndefined();
     expect(await b.tryAcquire('job', call())).toBeUndefined(); // first sighting: wait the published 3 s
     now.t += 2999;
     expect(await b.tryAcquire('job', call())).toBeUndefined();
     now.t += 1;
     const taken = (await b.tryAcquire('job', call()))!;
-    expect(taken.token).toBe(1n);
+    expect(taken.token).toBe(7001n); // the clock did not move: previous + 1
     expect(api.objects.get('job')!.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1, leaseDurationSeconds: 3 });
   });
 
@@ -112,16 +120,17 @@ describe('LeaseLockBackend', () => {
     expect(api.objects.get('job')!.spec).toMatchObject({ holderIdentity: 'other', leaseTransitions: 5 });
   });
 
-  test('release writes an empty holder and 1 s, keeps leaseTransitions and fields it does not manage', async () => {
+  test('release writes an empty holder and 1 s, keeps leaseTransitions, the token and fields it does not manage', async () => {
     const api = new FakeLeases();
     api.objects.set('job', {
-      metadata: { name: 'job', uid: 'u', resourceVersion: '1' },
+      metadata: { name: 'job', uid: 'u', resourceVersion: '1', annotations: { 'example.com/owner': 'ops' } },
       spec: { holderIdentity: '', leaseTransitions: 7, strategy: 'OldestEmulationVersion' } as LeaseObject['spec'],
     });
-    const me = new LeaseLockBackend({ client: api.client, holder: 'me' });
+    const me = new LeaseLockBackend({ client: api.client, holder: 'me', wallClock: () => 9 });
     const grant = (await me.tryAcquire('job', call()))!;
-    expect(grant.token).toBe(8n);
-    await me.release('job', grant, { signal: new AbortController().signal });
+    expect(grant.token).toBe(9000n); // a Lease without the annotation (an older Muster, client-go): the clock floor
+    await me.release('job', grant, { signal: signal() });
+    expect(api.objects.get('job')!.metadata!.annotations).toEqual({ 'example.com/owner': 'ops', [fencingTokenAnnotation]: '9000' });
     expect(api.objects.get('job')!.spec).toMatchObject({
       holderIdentity: '',
       leaseDurationSeconds: 1,
@@ -133,5 +142,82 @@ describe('LeaseLockBackend', () => {
   test('lock names that cannot be Lease names are refused with the rule', async () => {
     const me = new LeaseLockBackend({ client: new FakeLeases().client, holder: 'me' });
     await expect(me.tryAcquire('My_Lock', call())).rejects.toThrow(/gives Lease name 'My_Lock', which Kubernetes refuses/);
+  });
+
+  test('a Lease deleted and created again: tokens continue above the old ones (wall-clock floor, then what this process saw)', async () => {
+    const api = new FakeLeases();
+    const clock = wall(1_000);
+    const a = new LeaseLockBackend({ client: api.client, holder: 'a', wallClock: clock.now });
+    const before: bigint[] = [];
+    for (let i = 0; i < 3; i++) {
+      const grant = (await a.tryAcquire('job', call()))!;
+      before.push(grant.token);
+      await a.release('job', grant, { signal: signal() });
+    }
+    expect(before).toEqual([1_000_000n, 1_000_001n, 1_000_002n]); // same millisecond: previous + 1
+    api.objects.delete('job'); // leaseTransitions and the annotation are gone with it
+
+    // A new process, whose clock moved on: the floor puts it above every token of the deleted Lease.
+    clock.ms = 1_001;
+    const b = new LeaseLockBackend({ client: api.client, holder: 'b', wallClock: clock.now });
+    const after = (await b.tryAcquire('job', call()))!;
+    expect(after.token).toBe(1_001_000n);
+    expect(api.objects.get('job')!.spec!.leaseTransitions).toBe(0);
+    await b.release('job', after, { signal: signal() });
+
+    // A process whose clock is behind, on a Lease deleted again: it still counts on from what it saw.
+    api.objects.delete('job');
+    clock.ms = 0;
+    const again = (await b.tryAcquire('job', call()))!;
+    expect(again.token).toBe(1_001_001n);
+  });
+
+  test('a client-go holder between two Muster holders keeps the annotation: the token counts on across it', async () => {
+    const api = new FakeLeases();
+    const a = new LeaseLockBackend({ client: api.client, holder: 'a', wallClock: () => 50 });
+    const first = (await a.tryAcquire('job', call()))!;
+    await a.release('job', first, { signal: signal() });
+    // client-go's LeaseLock updates the object it read: spec replaced, metadata kept.
+    api.touch('job', (l) => (l.spec = { ...l.spec, holderIdentity: 'go', leaseTransitions: (l.spec!.leaseTransitions ?? 0) + 1 }));
+    api.touch('job', (l) => (l.spec = { ...l.spec, holderIdentity: '', leaseDurationSeconds: 1 }));
+    // Even with a wall clock far behind, the next Muster holder is above the last one.
+    const b = new LeaseLockBackend({ client: api.client, holder: 'b', wallClock: () => 0 });
+    const second = (await b.tryAcquire('job', call()))!;
+    expect(second.token).toBe(first.token + 1n);
+    expect(api.objects.get('job')!.metadata!.annotations![fencingTokenAnnotation]).toBe(String(second.token));
+  });
+
+  test('a takeover by another Muster holder between renewals is seen through the token', async () => {
+    const api = new FakeLeases();
+    const me = new LeaseLockBackend({ client: api.client, holder: 'me', wallClock: () => 1 });
+    const grant = (await me.tryAcquire('job', call()))!;
+    // Lost and taken back by the same identity elsewhere (a restarted process with a fixed holder).
+    api.touch('job', (l) => (l.metadata!.annotations = { ...l.metadata!.annotations, [fencingTokenAnnotation]: '99999' }));
+    await expect(me.renew('job', grant, call())).rejects.toMatchObject({ message: expect.stringContaining('changed hands') });
+  });
+
+  test('a refused contender waits no longer than until the holder expires as observed, then takes the Lease', async () => {
+    const api = new FakeLeases();
+    const now = { t: 1_000_000 };
+    const clock = { now: () => now.t };
+    const a = new LeaseLockBackend({ client: api.client, holder: 'a', clock });
+    const b = new LeaseLockBackend({ client: api.client, holder: 'b', clock });
+    await a.tryAcquire('job', call());
+    expect(await b.tryAcquire('job', call())).toBeUndefined(); // observed now: free 3 s from now
+    now.t += 2999;
+    // Offered a 10-minute wait, it returns when the Lease expires (1 ms on this clock), not after the wait.
+    await b.waitForChange('job', { signal: signal(), maxWaitMs: 600_000 });
+    now.t += 1;
+    expect(await b.tryAcquire('job', call())).toBeDefined();
+  });
+
+  test('an annotation that is not a token (an operator edit) is ignored: the clock floor orders the next one', async () => {
+    const api = new FakeLeases();
+    api.objects.set('job', {
+      metadata: { name: 'job', uid: 'u', resourceVersion: '1', annotations: { [fencingTokenAnnotation]: 'not-a-number' } },
+      spec: { holderIdentity: '' },
+    });
+    const me = new LeaseLockBackend({ client: api.client, holder: 'me', wallClock: () => 3 });
+    expect((await me.tryAcquire('job', call()))?.token).toBe(3000n);
   });
 });

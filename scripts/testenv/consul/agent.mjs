@@ -1,5 +1,6 @@
-// Shared by servers/consul.mjs and servers/consul-acl.mjs: builds Consul from the wrapper module
-// beside this file and runs it as a dev agent on free loopback ports.
+// Shared by servers/consul.mjs, consul-acl.mjs and consul-persist.mjs: builds Consul from the
+// wrapper module beside this file and runs it on free loopback ports, as a dev agent (state in
+// memory: every restart loses it) or as a single server agent keeping its state in a data dir.
 //
 // Consul is built from source because it is the last release line under MPL-2.0 that builds here:
 // 1.17+ is BSL, and 1.15/1.16 need nested modules that this project does not use.
@@ -118,8 +119,14 @@ function hcl(value) {
   return JSON.stringify(value); // an HCL string literal is a JSON string literal
 }
 
-function agentConfig({ acl, managementToken }) {
+function agentConfig({ acl, managementToken, persist }) {
   const lines = [`datacenter = ${hcl(DATACENTER)}`, 'disable_update_check = true', 'session_ttl_min = "1s"'];
+  if (persist) {
+    // A one-server cluster that keeps its Raft log and snapshots in the data dir, so a restart is
+    // an ordinary restart (sessions, KV and indexes survive), unlike -dev. raft_multiplier 1 is the
+    // production tuning: it elects the lone server in about a second instead of five.
+    lines.push('server = true', 'bootstrap_expect = 1', 'performance {', '  raft_multiplier = 1', '}');
+  }
   if (acl) {
     lines.push(
       'acl {',
@@ -142,7 +149,7 @@ function agentArgs(entry) {
   const { ports, dataDir, configFile, node } = entry;
   return [
     'agent',
-    '-dev',
+    ...(entry.persist ? [] : ['-dev']),
     `-node=${node}`,
     `-datacenter=${entry.datacenter}`,
     '-bind=127.0.0.1',
@@ -188,8 +195,12 @@ async function startAgent(entry) {
   return pid;
 }
 
-/** Starts a fresh dev agent for profile `name`; `acl` turns on ACLs with a generated management token. */
-export async function upAgent(name, { acl = false } = {}) {
+/**
+ * Starts a fresh agent for profile `name`: `acl` turns on ACLs with a generated management token;
+ * `persist` runs a server agent whose state survives restartAgent() (else a dev agent, whose
+ * state does not).
+ */
+export async function upAgent(name, { acl = false, persist = false } = {}) {
   await buildConsul();
   const dir = runDir(name);
   const dataDir = join(dir, 'data');
@@ -201,6 +212,7 @@ export async function upAgent(name, { acl = false } = {}) {
     node: `muster-${name}-${process.pid}-${Date.now().toString(36)}`,
     ports: { http: await freePort(), serfLan: await freePort(), server: await freePort() },
     dataDir,
+    persist,
     configFile: join(dir, 'agent.hcl'),
     logs: [join(dir, 'consul.log')],
     pids: [],
@@ -208,7 +220,7 @@ export async function upAgent(name, { acl = false } = {}) {
   entry.address = `127.0.0.1:${entry.ports.http}`;
   entry.url = `http://${entry.address}`;
   if (acl) entry.managementToken = randomUUID();
-  writeFileSync(entry.configFile, agentConfig({ acl, managementToken: entry.managementToken }), { mode: 0o600 });
+  writeFileSync(entry.configFile, agentConfig({ acl, managementToken: entry.managementToken, persist }), { mode: 0o600 });
   writeFileSync(entry.logs[0], `--- ${new Date().toISOString()} testenv up ${name}\n`);
   entry.pids = [await startAgent(entry)];
   return entry;
@@ -219,10 +231,13 @@ export async function downAgent(entry) {
   if (entry.dataDir) rmSync(entry.dataDir, { recursive: true, force: true });
 }
 
-/** Stops the agent and starts it again on the same ports; a dev agent comes back with an empty catalog. */
+/**
+ * Stops the agent and starts it again on the same ports: a dev agent comes back with an empty
+ * catalog and KV (data loss), a persistent one with its state.
+ */
 export async function restartAgent(entry) {
   for (const pid of entry.pids ?? []) await stopProcess(pid);
-  rmSync(entry.dataDir, { recursive: true, force: true });
+  if (!entry.persist) rmSync(entry.dataDir, { recursive: true, force: true });
   writeFileSync(entry.logs[0], `--- ${new Date().toISOString()} testenv restart ${entry.name}\n`, { flag: 'a' });
   const pid = await startAgent(entry);
   return { ...entry, pids: [pid] };

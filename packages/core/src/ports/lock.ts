@@ -11,9 +11,11 @@ export interface AcquireOptions {
 /**
  * A held lock. It renews itself in the background until released.
  *
- * `token` is the fencing token: it strictly increases each time the lock changes hands (taken
- * from the backend, so it orders holders across processes). Pass it to the resource the lock
- * protects and have that resource reject writes carrying a smaller token than it has seen.
+ * `token` is the fencing token: it strictly increases each time the lock changes hands (kept in
+ * the backend, so it orders holders across processes). Pass it to the resource the lock
+ * protects and have that resource reject writes carrying a smaller token than it has seen. Each
+ * adapter states whether the order survives deletion of the lock object and loss of the backend's
+ * data, and on what condition (Kubernetes and Consul: the acquirers' wall clocks; see their READMEs).
  */
 export interface Lease extends AsyncDisposable {
   readonly name: string;

@@ -1,0 +1,70 @@
+// Fencing tokens and Lease durations against the real API server: tokens handed out after the
+// Lease is deleted between holders are above every token before (where leaseTransitions starts
+// again at 0), and the published leaseDurationSeconds is the ttl asked for.
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import * as k8s from '@kubernetes/client-node';
+import { createMuster, type Muster } from '@muster/core';
+import { adminConfig, createNamespace, deleteNamespace, entry } from './k8s-testenv.js';
+
+const describeK8s = entry ? describe : describe.skip;
+let namespace = '';
+const musters: Muster[] = [];
+
+async function lockPort(options: Record<string, unknown> = {}) {
+  const muster = await createMuster({ lock: { adapter: 'kubernetes', options: { kubeconfig: entry!.kubeconfig, namespace, ...options } } });
+  musters.push(muster);
+  return muster.lock;
+}
+
+const coordination = () => adminConfig().makeApiClient(k8s.CoordinationV1Api);
+const readLease = (name: string) => coordination().readNamespacedLease({ name, namespace });
+
+describeK8s('Lease lock fencing tokens and durations (real API server)', () => {
+  beforeAll(async () => {
+    namespace = await createNamespace('muster-fencing');
+  });
+  afterAll(async () => {
+    await Promise.allSettled(musters.map((m) => m.close()));
+    if (namespace) await deleteNamespace(namespace);
+  });
+
+  test('tokens after the Lease is deleted between holders are greater than every token before', async () => {
+    const [a, b] = [await lockPort(), await lockPort()];
+    const name = 'fenced';
+    const before: bigint[] = [];
+    for (const lock of [a, b, a]) {
+      const lease = await lock.acquire(name, { ttl: 2000, wait: 10_000 });
+      before.push(lease.token);
+      await lease.release();
+    }
+    expect((await readLease(name)).spec?.leaseTransitions).toBe(2);
+    await coordination().deleteNamespacedLease({ name, namespace });
+
+    // A process that never saw the old Lease: only the backend and the clock can order its token.
+    const fresh = await lockPort();
+    const first = await fresh.acquire(name, { ttl: 2000, wait: 10_000 });
+    expect((await readLease(name)).spec?.leaseTransitions).toBe(0); // the count started over ...
+    expect(first.token).toBeGreaterThan(before.reduce((x, y) => (y > x ? y : x))); // ... the token did not
+    await first.release();
+    // And the holders from before count on above it.
+    const next = await b.acquire(name, { ttl: 2000, wait: 10_000 });
+    expect(next.token).toBeGreaterThan(first.token);
+    await next.release();
+    console.log(`tokens before deletion ${before.join(', ')}; after ${first.token}, ${next.token}`);
+  }, 60_000);
+
+  test('the published leaseDurationSeconds is the ttl: 4000 ms → 4, 10000 ms → 10, the adapter default 4s → 4', async () => {
+    const lock = await lockPort();
+    const byDefault = await lockPort({ ttl: '4s' });
+    const four = await lock.acquire('ttl-4000', { ttl: 4000 });
+    const ten = await lock.acquire('ttl-10000', { ttl: 10_000 });
+    const fallback = await byDefault.acquire('ttl-default');
+    try {
+      expect((await readLease('ttl-4000')).spec?.leaseDurationSeconds).toBe(4);
+      expect((await readLease('ttl-10000')).spec?.leaseDurationSeconds).toBe(10);
+      expect((await readLease('ttl-default')).spec?.leaseDurationSeconds).toBe(4);
+    } finally {
+      await Promise.all([four.release(), ten.release(), fallback.release()]);
+    }
+  }, 30_000);
+});
