@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock.js';
 import { simulateCrash } from '../coordination/lock-client.js';
 import type { Lease, Lock } from '../ports/lock.js';
 import { assert, cleaningRunner, eventually, expectCode, uniqueName, wait, type SuiteRunner } from './runner.js';
@@ -18,6 +19,8 @@ export interface LockSuiteOptions {
   readonly contenders?: number;
   /** Per-test timeout (ms); default 10 × ttl + 20 s. */
   readonly timeout?: number;
+  /** The clock the factory's clients judge `expiresAt` on (default systemClock). */
+  readonly clock?: Clock;
 }
 
 /**
@@ -27,6 +30,7 @@ export interface LockSuiteOptions {
  */
 export function lockConformance(runner: SuiteRunner, options: LockSuiteOptions): void {
   const { ttl } = options;
+  const clock = options.clock ?? systemClock;
   const timeout = options.timeout ?? ttl * 10 + 20_000;
   const crash =
     options.crash ??
@@ -47,7 +51,7 @@ export function lockConformance(runner: SuiteRunner, options: LockSuiteOptions):
       assert.equal(lease.name, name);
       assert.equal(typeof lease.token, 'bigint');
       assert.ok(lease.holder.length > 0, 'lease.holder is empty');
-      assert.ok(lease.expiresAt > Date.now(), 'lease.expiresAt is not in the future');
+      assert.ok(lease.expiresAt > clock.now(), "lease.expiresAt is not in the future (on the lock client's clock)");
       assert.equal(lease.onLost.aborted, false);
       assert.equal(await b.tryAcquire(name, { ttl }), undefined, 'a second client got a held lock');
       await lease.release();
@@ -107,6 +111,10 @@ export function lockConformance(runner: SuiteRunner, options: LockSuiteOptions):
       assert.equal(await b.tryAcquire(name, { ttl }), undefined, 'the lock was free right after the holder crashed');
       const second = await b.acquire(name, { ttl, wait: ttl * 5 + 5000 });
       assert.ok(second.token > first.token, 'the new holder did not get a larger token');
+      // The crashed holder's own view: once its expiresAt has passed it must read as lost, even
+      // though nothing renewed or told it (a holder checks onLost before each protected write).
+      await eventually("the crashed holder's expiresAt to pass", async () => (clock.now() >= first.expiresAt ? true : undefined), ttl * 2);
+      assert.equal(first.onLost.aborted, true, 'onLost.aborted was false after expiresAt had passed');
       await expectCode(first.renew(), 'MUSTER_LOCK_LOST', 'renew() by the crashed holder after another took over');
       assert.equal(first.onLost.aborted, true, 'onLost did not fire for the superseded holder');
       await second.release();
