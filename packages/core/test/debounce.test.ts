@@ -79,8 +79,8 @@ describe('debounceDiscovery', () => {
     const gaveUp = new Promise<string[]>((resolve) => (starved = () => resolve(['starved'])));
     const churn = setInterval(() => {
       s.view([ep('stable'), ep(`churn-${n++ % 2}`)]);
-      // Step the wall clock back an hour once the first change is held.
-      if (n === 1) jest.spyOn(Date, 'now').mockImplementation(() => realNow() - 3_600_000);
+      // Step the wall clock back an hour once the first change is held (it was pushed 2 ticks ago).
+      if (n === 3) jest.spyOn(Date, 'now').mockImplementation(() => realNow() - 3_600_000);
       if (n === 300) starved();
     }, 10);
     try {

@@ -20,6 +20,15 @@ const clock: Clock = { now: () => Date.now() };
 /** Settles after `ms` of (fake) time; ignores any signal, as a careless adapter would. */
 const after = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
 const never = <T>() => new Promise<T>(() => undefined);
+/** Takes `ms` of (fake) time unless the signal fires first, as a well-behaved adapter's request does. */
+const latency = (ms: number, { signal }: BackendCallOptions) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(new BackendError('test', `request aborted: ${String(signal.reason)}`));
+    });
+  });
 
 type Step = (call: number, options: BackendCallOptions) => Promise<LeaseGrant | undefined>;
 
@@ -76,7 +85,7 @@ afterEach(() => {
 describe('renewal schedule (client-go: every retry period, give up at the renew deadline)', () => {
   it.each([0.17, 0.2, 0.4])('a steady renewal latency of %s × ttl keeps the lease', async (share) => {
     const { backend, lock } = setup();
-    backend.renewStep = () => after(share * ttl, undefined);
+    backend.renewStep = (_call, options) => latency(share * ttl, options);
     const lease = await lock.acquire('steady', { ttl });
     await advance(ttl * 20);
     expect(lease.onLost.aborted).toBe(false);
@@ -87,7 +96,7 @@ describe('renewal schedule (client-go: every retry period, give up at the renew 
 
   it('one renewal that takes almost the renew deadline keeps the lease', async () => {
     const { backend, lock } = setup();
-    backend.renewStep = (call) => after(call === 2 ? renewDeadline * 0.95 : 10, undefined);
+    backend.renewStep = (call, options) => latency(call === 2 ? renewDeadline * 0.95 : 10, options);
     const lease = await lock.acquire('hiccup', { ttl });
     await advance(ttl * 6);
     expect(backend.renewCalls).toBeGreaterThan(4);
