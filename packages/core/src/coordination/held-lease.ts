@@ -59,6 +59,7 @@ export class HeldLease implements Lease {
   #giveUpTimer: NodeJS.Timeout | undefined;
   #renewing: Promise<void> | undefined;
   #released: Promise<void> | undefined;
+  #abandoned = false;
 
   constructor(name: string, grant: LeaseGrant, sentAt: number, schedule: RenewalSchedule, deps: HeldLeaseDeps) {
     this.name = name;
@@ -104,7 +105,8 @@ export class HeldLease implements Lease {
   }
 
   #giveUpIfDue(fromTimer = false): void {
-    if (this.#lost.signal.aborted) return;
+    // An abandoned lease stands for a crashed or frozen process: nothing in it runs any more.
+    if (this.#lost.signal.aborted || this.#abandoned) return;
     if (this.#deps.clock.now() < this.#giveUpAt) {
       if (fromTimer) this.#armGiveUp();
       return;
@@ -144,7 +146,9 @@ export class HeldLease implements Lease {
     try {
       // No timeout of its own: the give-up timer aborts the signal, so a renewal may take as long
       // as the renew deadline allows (client-go keeps a leader through any such renewal).
-      grant = await backend.renew(this.name, this.#grant, { ttl: this.#schedule.ttl, signal: this.#lost.signal });
+      // A signal per call: an adapter that leaves a listener on it must not pile them onto one
+      // signal that lives as long as the lease.
+      grant = await backend.renew(this.name, this.#grant, { ttl: this.#schedule.ttl, signal: AbortSignal.any([this.#lost.signal]) });
     } catch (error) {
       if (this.#lost.signal.aborted) throw this.#lostError(error);
       if (error instanceof LockLostError || MusterError.is(error, 'MUSTER_LOCK_LOST')) {
@@ -187,6 +191,7 @@ export class HeldLease implements Lease {
 
   /** Stops renewing without telling the backend (simulated crash). */
   abandon(): void {
+    this.#abandoned = true;
     clearTimeout(this.#renewTimer);
     clearTimeout(this.#giveUpTimer);
     this.#released = Promise.resolve();

@@ -1,4 +1,4 @@
-import { anySignal, backoffDelay, sleep } from '../abort.js';
+import { backoffDelay, sleep } from '../abort.js';
 import { systemClock, type Clock } from '../clock.js';
 import { abortErrorFrom, ClosedError, InvalidArgumentError, TimeoutError } from '../errors.js';
 import type { AcquireOptions, Lease, Lock, WithLockOptions } from '../ports/lock.js';
@@ -63,7 +63,9 @@ export const defaultLockTiming: LockTiming = {
 
 /**
  * Test hook: stops a client's renewals without releasing anything, as a crashed process would.
- * The conformance kit uses it to test expiry; it is not for production code.
+ * Its leases freeze entirely, give-up timer and expiry judgement included, so a test can also play
+ * a paused holder that still believes it holds the lock (only fencing stops it then). The
+ * conformance kit uses it to test expiry; it is not for production code.
  */
 export const simulateCrash: unique symbol = Symbol.for('muster.testing.simulateCrash') as never;
 
@@ -95,7 +97,7 @@ class LockClient implements Lock {
   async tryAcquire(name: string, options?: Omit<AcquireOptions, 'wait'>): Promise<Lease | undefined> {
     this.#checkOpen();
     const schedule = this.#schedule(options);
-    const signal = anySignal(options?.signal, this.#closing.signal);
+    const signal = this.#callSignal(options?.signal);
     if (signal.aborted) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
     const sentAt = this.#clock.now();
     const grant = await this.#backend.tryAcquire(name, { ttl: schedule.ttl, signal });
@@ -108,7 +110,7 @@ class LockClient implements Lock {
     const { ttl, retryPeriod: retry } = schedule;
     const wait = options?.wait;
     const deadline = wait === undefined ? Infinity : this.#clock.now() + wait;
-    const signal = anySignal(options?.signal, this.#closing.signal);
+    const signal = this.#callSignal(options?.signal);
     let lastError: unknown;
     for (let attempt = 0; ;) {
       if (signal.aborted) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
@@ -178,6 +180,14 @@ class LockClient implements Lock {
     for (const lease of this.#held) lease.abandon();
     this.#held.clear();
     this.#closing.abort(new ClosedError('the lock client (crashed)'));
+  }
+
+  /**
+   * A signal of this call's own, even without a caller's signal: backends add abort listeners per
+   * wait, and many concurrent acquires on the client's one closing signal would pile them up.
+   */
+  #callSignal(signal: AbortSignal | undefined): AbortSignal {
+    return AbortSignal.any(signal ? [signal, this.#closing.signal] : [this.#closing.signal]);
   }
 
   #checkOpen(): void {

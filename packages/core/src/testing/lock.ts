@@ -111,10 +111,6 @@ export function lockConformance(runner: SuiteRunner, options: LockSuiteOptions):
       assert.equal(await b.tryAcquire(name, { ttl }), undefined, 'the lock was free right after the holder crashed');
       const second = await b.acquire(name, { ttl, wait: ttl * 5 + 5000 });
       assert.ok(second.token > first.token, 'the new holder did not get a larger token');
-      // The crashed holder's own view: once its expiresAt has passed it must read as lost, even
-      // though nothing renewed or told it (a holder checks onLost before each protected write).
-      await eventually("the crashed holder's expiresAt to pass", async () => (clock.now() >= first.expiresAt ? true : undefined), ttl * 2);
-      assert.equal(first.onLost.aborted, true, 'onLost.aborted was false after expiresAt had passed');
       await expectCode(first.renew(), 'MUSTER_LOCK_LOST', 'renew() by the crashed holder after another took over');
       assert.equal(first.onLost.aborted, true, 'onLost did not fire for the superseded holder');
       await second.release();
