@@ -25,6 +25,10 @@ export interface BackendCallOptions {
 /**
  * The small surface a lock adapter implements; `createLock` builds the Lock port on it (waiting,
  * background renewal, renew deadline, onLost, withLock), so every adapter behaves the same.
+ *
+ * Errors: only those `isTransient()` accepts (BackendError without a status or with 409/429/5xx,
+ * TimeoutError, Node's network errors) are retried. Wrap an unreachable or overloaded backend in
+ * one of them; anything else rejects acquire at once and ends a held lease, as a bug should.
  */
 export interface LockBackend {
   /** Identity of this client as the backend records it. */
