@@ -44,6 +44,7 @@ interface TxnResponse {
 interface Written {
   session: string | undefined;
   sessionTtl: number;
+  /** performance.now() of the last session renewal: a duration, so never the wall clock. */
   renewedAt: number;
   /** ModifyIndex of our last write; undefined until we know the key's current state. */
   index: bigint | undefined;
@@ -69,8 +70,10 @@ interface Written {
  * deployment if that matters.
  *
  * The incarnation guard is a compare-and-set inside one transaction: check-index on the index we
- * last saw, then lock. A newer incarnation of the member takes the key over in that same
- * transaction by unlocking its predecessor's session, so peers see `replaced`, never a gap.
+ * last saw, then lock, so Consul's write order decides, not a writer's clock. A new incarnation's
+ * first write (takeover) reads the key and takes it over in that same transaction, unlocking its
+ * predecessor's session, so peers see `replaced`, never a gap; the predecessor's next
+ * check-index fails, it reads the key, finds another incarnation and stops with SupersededError.
  */
 export class ConsulHeartbeatBackend implements HeartbeatBackend {
   readonly #client: ConsulClient;
@@ -94,7 +97,7 @@ export class ConsulHeartbeatBackend implements HeartbeatBackend {
     return Math.min(24 * 3_600_000, Math.max(this.#options.minSessionTtl, Math.ceil(ttl * this.#options.removeAfterTtls)));
   }
 
-  async write(record: Omit<HeartbeatRecord, 'version'>, { signal }: { signal: AbortSignal }): Promise<void> {
+  async write(record: Omit<HeartbeatRecord, 'version'>, { signal, takeover }: { signal: AbortSignal; takeover: boolean }): Promise<void> {
     const key = this.#key(record.memberId);
     let mine = this.#written.get(record.memberId);
     if (!mine)
@@ -121,9 +124,9 @@ export class ConsulHeartbeatBackend implements HeartbeatBackend {
           signal,
         });
         mine.sessionTtl = wantTtl;
-        mine.renewedAt = Date.now();
-      } else if (Date.now() - mine.renewedAt > mine.sessionTtl / 3) {
-        const renewedAt = Date.now();
+        mine.renewedAt = performance.now();
+      } else if (performance.now() - mine.renewedAt > mine.sessionTtl / 3) {
+        const renewedAt = performance.now();
         if (await renewSession(this.#client, mine.session, signal)) mine.renewedAt = renewedAt;
         else mine.session = undefined;
         if (!mine.session) continue;
@@ -132,7 +135,7 @@ export class ConsulHeartbeatBackend implements HeartbeatBackend {
       if (mine.index === undefined) {
         const current = await this.#readEntry(key, signal);
         const stored = current && decode(current);
-        if (stored && stored.incarnation > record.incarnation)
+        if (stored && !takeover && stored.incarnation !== record.incarnation)
           throw new SupersededError(record.memberId, record.incarnation, stored.incarnation);
         mine.index = current ? BigInt(current.ModifyIndex) : 0n;
         mine.heldBy = current?.Session || undefined;

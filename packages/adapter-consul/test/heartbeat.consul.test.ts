@@ -37,7 +37,7 @@ type MemberEvent = Extract<HeartbeatEvent, { member: unknown }>;
     await old.beat(id, { who: 'old' }, { ttl: 10_000, group });
     const watch = watcher.watch(group)[Symbol.asyncIterator]();
     await nextWithin(watch, 5000, 'snapshot');
-    await new Promise((r) => setTimeout(r, 5)); // incarnations order by start time
+    await new Promise((r) => setTimeout(r, 5)); // a later start: an id that sorts higher or lower must not matter
     const restarted = await store();
     await restarted.beat(id, { who: 'new' }, { ttl: 10_000, group });
     const next = (await nextMatching(watch, (e) => e.type !== 'degraded' && e.type !== 'recovered', 5000, 'replaced')) as MemberEvent;

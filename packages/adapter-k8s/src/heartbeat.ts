@@ -27,8 +27,9 @@ export interface LeaseHeartbeatOptions {
  * payload, the exact ttl and the writer's incarnation are annotations.
  *
  * Every write is a PUT with the resourceVersion last seen, so the incarnation check and the write
- * are one atomic step: an older incarnation that lost the race gets 409, reads the newer record
- * and stops with SupersededError.
+ * are one atomic step, ordered by the apiserver: a new incarnation's first write (takeover) PUTs
+ * over whatever it read; an old incarnation's next PUT then gets 409, reads the record, finds
+ * another incarnation and stops with SupersededError.
  */
 export class LeaseHeartbeatBackend implements HeartbeatBackend {
   readonly #client: KubeClient;
@@ -60,7 +61,7 @@ export class LeaseHeartbeatBackend implements HeartbeatBackend {
     return group === undefined ? groupLabel : `${groupLabel}=${checkGroup(group)}`;
   }
 
-  async write(record: Omit<HeartbeatRecord, 'version'>, { signal }: { signal: AbortSignal }): Promise<void> {
+  async write(record: Omit<HeartbeatRecord, 'version'>, { signal, takeover }: { signal: AbortSignal; takeover: boolean }): Promise<void> {
     const name = this.leaseName(record.memberId);
     const now = Date.now();
     const metadata = {
@@ -98,7 +99,7 @@ export class LeaseHeartbeatBackend implements HeartbeatBackend {
         }
       }
       const theirs = base.metadata?.annotations?.[incarnationAnnotation] ?? '';
-      if (theirs > record.incarnation) {
+      if (!takeover && theirs !== record.incarnation) {
         this.#written.delete(name);
         throw new SupersededError(record.memberId, record.incarnation, theirs);
       }

@@ -52,7 +52,7 @@ describe('heartbeat Leases', () => {
     await expect(
       backend().write(
         { memberId: 'm', group: 'not a label!', payload: null, ttl: 1000, incarnation: 'i' },
-        { signal: new AbortController().signal },
+        { signal: new AbortController().signal, takeover: true },
       ),
     ).rejects.toThrow(/heartbeat group 'not a label!' cannot be a Kubernetes label value/);
   });

@@ -26,9 +26,11 @@ export class StaticHeartbeatBackend implements HeartbeatBackend {
     for (const listener of this.#table.listeners) listener();
   }
 
-  async write(record: Omit<HeartbeatRecord, 'version'>): Promise<void> {
+  async write(record: Omit<HeartbeatRecord, 'version'>, { takeover }: { takeover: boolean }): Promise<void> {
     const old = this.#table.records.get(record.memberId);
-    if (old && old.incarnation > record.incarnation) throw new SupersededError(record.memberId, record.incarnation, old.incarnation);
+    // One table in one process: the check and the write are atomic without a version compare.
+    if (old && !takeover && old.incarnation !== record.incarnation)
+      throw new SupersededError(record.memberId, record.incarnation, old.incarnation);
     this.#table.records.set(record.memberId, { ...record, version: String(++this.#table.version) });
     this.#changed();
   }

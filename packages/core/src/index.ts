@@ -4,7 +4,7 @@ export { systemClock, type Clock } from './clock.js';
 export { parseDuration, toMillis, type Duration } from './duration.js';
 
 export { DiscoveryId, type Discovery, type DiscoveryEvent, type Endpoint, type Registration } from './ports/discovery.js';
-export { LockId, type Lock, type Lease, type AcquireOptions } from './ports/lock.js';
+export { LockId, type Lock, type Lease, type AcquireOptions, type WithLockOptions } from './ports/lock.js';
 export {
   HeartbeatStoreId,
   type HeartbeatStore,
@@ -19,7 +19,6 @@ export { EndpointSet, byId, sameValue } from './coordination/endpoint-set.js';
 export {
   createLock,
   simulateCrash,
-  isTransient,
   defaultLockTiming,
   type LockBackend,
   type LeaseGrant,
@@ -33,6 +32,7 @@ export {
   type HeartbeatRecord,
   type HeartbeatClientOptions,
 } from './coordination/heartbeat-client.js';
+export { isTransient } from './coordination/transient.js';
 export { LeaderElector, type LeaderElectorOptions } from './coordination/leader-elector.js';
 export { debounceDiscovery, type DebounceOptions } from './coordination/debounce.js';
 export { FencedResource, StaleTokenError } from './coordination/fencing.js';

@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { debounceDiscovery, EventChannel, EndpointSet, type DiscoveryEvent, type Endpoint } from '../src/index.js';
 
 const ep = (id: string, ready = true): Endpoint => ({ id, address: '127.0.0.1', port: 9042, ready, metadata: {} });
@@ -66,5 +66,30 @@ describe('debounceDiscovery', () => {
     clearInterval(churn);
     expect(first[0]).toMatch(/^added /);
     await out.return?.(undefined);
+  });
+
+  it('a wall-clock step backwards while changes are held does not starve consumers (delays are monotonic)', async () => {
+    const s = source();
+    const out = debounceDiscovery(s.channel, { quietPeriod: 40, maxDelay: 150, removalsImmediate: false })[Symbol.asyncIterator]();
+    s.snapshot([]);
+    await collect(out, 1);
+    const realNow = Date.now.bind(Date);
+    let n = 0;
+    let starved: () => void = () => undefined;
+    const gaveUp = new Promise<string[]>((resolve) => (starved = () => resolve(['starved'])));
+    const churn = setInterval(() => {
+      s.view([ep('stable'), ep(`churn-${n++ % 2}`)]);
+      // Step the wall clock back an hour once the first change is held (it was pushed 2 ticks ago).
+      if (n === 3) jest.spyOn(Date, 'now').mockImplementation(() => realNow() - 3_600_000);
+      if (n === 300) starved();
+    }, 10);
+    try {
+      const first = await Promise.race([collect(out, 1), gaveUp]);
+      expect(first[0]).toMatch(/^added /);
+    } finally {
+      clearInterval(churn);
+      jest.restoreAllMocks();
+      await out.return?.(undefined);
+    }
   });
 });

@@ -79,3 +79,46 @@ describe('LeaderElector', () => {
     expect(elector.isLeader).toBe(false);
   });
 });
+
+describe('LeaderElector over many terms', () => {
+  it('leaves no abort listener behind per term', async () => {
+    // In Node since 15; this project's @types/node does not declare it.
+    const { getEventListeners } = (await import('node:events')) as unknown as {
+      getEventListeners(target: EventTarget, type: string): unknown[];
+    };
+    let campaignSignal: AbortSignal | undefined;
+    let terms = 0;
+    // A lock whose every lease is lost right after it is granted: one term per acquire.
+    const flapping: Lock = {
+      async acquire(name, options) {
+        campaignSignal = options?.signal;
+        const lost = new AbortController();
+        setImmediate(() => lost.abort(new Error('lost')));
+        terms++;
+        const lease: Lease = {
+          name,
+          holder: 'me',
+          token: BigInt(terms),
+          expiresAt: Infinity,
+          onLost: lost.signal,
+          renew: async () => undefined,
+          release: async () => undefined,
+          [Symbol.asyncDispose]: async () => undefined,
+        };
+        return lease;
+      },
+      tryAcquire: async () => undefined,
+      withLock: async () => {
+        throw new Error('unused');
+      },
+      close: async () => undefined,
+    };
+    const elector = new LeaderElector(flapping, 'flapping');
+    const campaign = elector.campaign();
+    await until(() => terms >= 30);
+    expect(campaignSignal).toBeDefined();
+    expect(getEventListeners(campaignSignal!, 'abort').length).toBeLessThanOrEqual(2);
+    await elector.resign();
+    await campaign;
+  });
+});

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock.js';
 import type { DiscoveryEvent, Endpoint } from '../ports/discovery.js';
 import { EndpointSet } from './endpoint-set.js';
 
@@ -8,6 +9,8 @@ export interface DebounceOptions {
   readonly maxDelay: number;
   /** Removals skip the wait (default true): a gone endpoint should stop receiving traffic now. */
   readonly removalsImmediate?: boolean;
+  /** Measures the delays (default systemClock, monotonic: a wall-clock step cannot stall or rush a flush). */
+  readonly clock?: Clock;
 }
 
 /**
@@ -22,6 +25,7 @@ export async function* debounceDiscovery(source: AsyncIterable<DiscoveryEvent>, 
   let firstHeldAt: number | undefined;
   let next: Promise<IteratorResult<DiscoveryEvent>> | undefined;
   const removalsImmediate = options.removalsImmediate ?? true;
+  const clock = options.clock ?? systemClock;
   let started = false;
 
   const flush = (): DiscoveryEvent[] => {
@@ -39,7 +43,7 @@ export async function* debounceDiscovery(source: AsyncIterable<DiscoveryEvent>, 
       if (firstHeldAt === undefined) {
         result = await next;
       } else {
-        const wait = Math.max(0, Math.min(options.quietPeriod, firstHeldAt + options.maxDelay - Date.now()));
+        const wait = Math.max(0, Math.min(options.quietPeriod, firstHeldAt + options.maxDelay - clock.now()));
         let timer: NodeJS.Timeout | undefined;
         result = await Promise.race([next, new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), wait)))]);
         clearTimeout(timer);
@@ -66,8 +70,8 @@ export async function* debounceDiscovery(source: AsyncIterable<DiscoveryEvent>, 
         continue;
       }
       latest = event.endpoints;
-      firstHeldAt ??= Date.now();
-      if ((removalsImmediate && event.type === 'removed') || Date.now() - firstHeldAt >= options.maxDelay) yield* flush();
+      firstHeldAt ??= clock.now();
+      if ((removalsImmediate && event.type === 'removed') || clock.now() - firstHeldAt >= options.maxDelay) yield* flush();
     }
   } finally {
     await iterator.return?.();

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { anySignal, backoffDelay, sleep, type WaitOptions } from '../abort.js';
 import { systemClock, type Clock } from '../clock.js';
 import { BackendError, ClosedError, InvalidArgumentError, MusterError, PayloadTooLargeError } from '../errors.js';
@@ -26,10 +26,16 @@ export interface HeartbeatRecord {
 
 export interface HeartbeatBackend {
   /**
-   * Writes the record. Must refuse (SupersededError) when the stored record has a newer
-   * incarnation than `record.incarnation`; incarnations compare as strings.
+   * Writes the record. Incarnations are never compared by value (a writer's clock cannot order
+   * them); the backend's own write order decides, in one atomic step (compare-and-set on its
+   * version):
+   * - `takeover: true` (this incarnation's first write of the member): write whatever is stored,
+   *   so a restarted member always gets its record back at once;
+   * - `takeover: false`: write only if the stored record still has `record.incarnation` (or there
+   *   is none); else refuse with SupersededError, so an old incarnation that was paused and
+   *   resumed learns it was replaced and never overwrites its successor.
    */
-  write(record: Omit<HeartbeatRecord, 'version'>, options: { signal: AbortSignal }): Promise<void>;
+  write(record: Omit<HeartbeatRecord, 'version'>, options: { signal: AbortSignal; takeover: boolean }): Promise<void>;
   read(memberId: string, options: { signal: AbortSignal }): Promise<HeartbeatRecord | undefined>;
   list(group: string | undefined, options: { signal: AbortSignal }): Promise<HeartbeatRecord[]>;
   /** Full views of the group as they change (a watch or blocking query); without it, list is polled. */
@@ -48,9 +54,9 @@ export interface HeartbeatClientOptions {
   readonly incarnation?: string;
 }
 
-/** A per-process id that sorts after the ids of processes started earlier. */
-export function newIncarnation(clock: Clock = systemClock): string {
-  return `${clock.now().toString(36).padStart(10, '0')}-${randomBytes(4).toString('hex')}`;
+/** A per-process id. Random: its value orders nothing (the backend's write order does). */
+export function newIncarnation(): string {
+  return randomUUID();
 }
 
 export function createHeartbeatStore(backend: HeartbeatBackend, options: HeartbeatClientOptions = {}): HeartbeatStore {
@@ -71,6 +77,8 @@ class HeartbeatClient implements HeartbeatStore {
   readonly #pollInterval: number;
   readonly #incarnation: string;
   readonly #observed = new Map<string, Observation>();
+  /** Members this incarnation has written: later writes must find the record still ours. */
+  readonly #mine = new Set<string>();
   readonly #closing = new AbortController();
 
   constructor(backend: HeartbeatBackend, options: HeartbeatClientOptions) {
@@ -80,7 +88,7 @@ class HeartbeatClient implements HeartbeatStore {
     this.#minTtl = options.minTtl ?? 1;
     this.#maxPayloadBytes = options.maxPayloadBytes ?? 4096;
     this.#pollInterval = options.pollInterval ?? 1000;
-    this.#incarnation = options.incarnation ?? newIncarnation(this.#clock);
+    this.#incarnation = options.incarnation ?? newIncarnation();
   }
 
   #signal(options?: WaitOptions): AbortSignal {
@@ -102,7 +110,9 @@ class HeartbeatClient implements HeartbeatStore {
       throw new InvalidArgumentError(`beat(): payload of '${memberId}' is not JSON-serialisable (${(cause as Error).message})`);
     }
     if (size > this.#maxPayloadBytes) throw new PayloadTooLargeError(`the payload of '${memberId}'`, size, this.#maxPayloadBytes);
-    await this.#backend.write({ memberId, group: options?.group ?? 'default', payload, ttl, incarnation: this.#incarnation }, { signal });
+    const record = { memberId, group: options?.group ?? 'default', payload, ttl, incarnation: this.#incarnation };
+    await this.#backend.write(record, { signal, takeover: !this.#mine.has(memberId) });
+    this.#mine.add(memberId);
   }
 
   /** Turns backend records into what callers see, judging liveness on the local clock. */
@@ -140,6 +150,7 @@ class HeartbeatClient implements HeartbeatStore {
   async remove(memberId: string, options?: WaitOptions): Promise<void> {
     await this.#backend.remove(memberId, { signal: this.#signal(options) });
     this.#observed.delete(memberId);
+    this.#mine.delete(memberId);
   }
 
   watch(group?: string, options?: WaitOptions): AsyncIterable<HeartbeatEvent> {
@@ -197,10 +208,11 @@ class HeartbeatClient implements HeartbeatStore {
         members.set(id, m);
         if (!old) channel.push({ type: 'joined', member: m, members: sorted() });
         else if (old.incarnation !== m.incarnation) channel.push({ type: 'replaced', member: m, members: sorted() });
-        else if (!sameValue(old.payload, m.payload) || old.group !== m.group) {
-          channel.push({ type: 'updated', member: m, members: sorted() });
-        } else if (old.alive !== m.alive) {
-          channel.push({ type: m.alive ? 'alive' : 'stale', member: m, members: sorted() });
+        else {
+          // A member back from the dead with a new payload is both: watchers of liveness must
+          // see it alive again, watchers of the payload must see the change.
+          if (old.alive !== m.alive) channel.push({ type: m.alive ? 'alive' : 'stale', member: m, members: sorted() });
+          if (!sameValue(old.payload, m.payload) || old.group !== m.group) channel.push({ type: 'updated', member: m, members: sorted() });
         }
       }
       armStaleTimer(now);

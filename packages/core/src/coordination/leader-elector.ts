@@ -79,16 +79,33 @@ export class LeaderElector implements AsyncDisposable {
       }
       this.#lease = lease;
       await this.#notify(this.#elected, lease);
-      const reason = await new Promise<unknown>((resolve) => {
-        if (lease.onLost.aborted) resolve(lease.onLost.reason);
-        lease.onLost.addEventListener('abort', () => resolve(lease.onLost.reason), { once: true });
-        signal.addEventListener('abort', () => resolve(new LockLostError(this.name, 'resigned')), { once: true });
-      });
+      const reason = await this.#termEnd(lease, signal);
       this.#lease = undefined;
       await lease.release();
       await this.#notify(this.#demoted, reason);
       if (this.#options.cooldown) await sleep(this.#options.cooldown, signal).catch(() => undefined);
     }
+  }
+
+  /**
+   * Resolves when the term ends: the lease is lost or campaigning stops. Both listeners go when it
+   * does, since `signal` outlives every term (one left per term would grow without bound).
+   */
+  #termEnd(lease: Lease, signal: AbortSignal): Promise<unknown> {
+    return new Promise<unknown>((resolve) => {
+      const lost = lease.onLost;
+      const end = (reason: unknown) => {
+        lost.removeEventListener('abort', onLost);
+        signal.removeEventListener('abort', onStop);
+        resolve(reason);
+      };
+      const onLost = () => end(lost.reason);
+      const onStop = () => end(new LockLostError(this.name, 'resigned'));
+      if (lost.aborted) return onLost();
+      if (signal.aborted) return onStop();
+      lost.addEventListener('abort', onLost, { once: true });
+      signal.addEventListener('abort', onStop, { once: true });
+    });
   }
 
   async #notify<A>(listeners: Set<(a: A) => void | Promise<void>>, arg: A): Promise<void> {

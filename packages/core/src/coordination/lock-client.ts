@@ -1,7 +1,9 @@
-import { anySignal, backoffDelay, sleep } from '../abort.js';
+import { backoffDelay, sleep } from '../abort.js';
 import { systemClock, type Clock } from '../clock.js';
-import { abortErrorFrom, ClosedError, InvalidArgumentError, LockLostError, MusterError, TimeoutError } from '../errors.js';
-import type { AcquireOptions, Lease, Lock } from '../ports/lock.js';
+import { abortErrorFrom, ClosedError, InvalidArgumentError, TimeoutError } from '../errors.js';
+import type { AcquireOptions, Lease, Lock, WithLockOptions } from '../ports/lock.js';
+import { HeldLease, settleWithin, type RenewalSchedule } from './held-lease.js';
+import { isTransient } from './transient.js';
 
 /** What the backend confirmed for one acquire or renewal. */
 export interface LeaseGrant {
@@ -13,13 +15,20 @@ export interface LeaseGrant {
 
 export interface BackendCallOptions {
   readonly ttl: number;
-  /** Aborts the call (renewals get a timeout of half the renew deadline, as in client-go). */
+  /**
+   * Aborts the call: when the caller gives up, and for a renewal at the lease's give-up point.
+   * Honour it; the client fires onLost at that point whether the call settles or not.
+   */
   readonly signal: AbortSignal;
 }
 
 /**
  * The small surface a lock adapter implements; `createLock` builds the Lock port on it (waiting,
  * background renewal, renew deadline, onLost, withLock), so every adapter behaves the same.
+ *
+ * Errors: only those `isTransient()` accepts (BackendError without a status or with 409/429/5xx,
+ * TimeoutError, Node's network errors) are retried. Wrap an unreachable or overloaded backend in
+ * one of them; anything else rejects acquire at once and ends a held lease, as a bug should.
  */
 export interface LockBackend {
   /** Identity of this client as the backend records it. */
@@ -45,7 +54,7 @@ export interface LockTiming {
   readonly minTtl: number;
   /** Share of the ttl within which a renewal must succeed (client-go: 10 s of 15 s). */
   readonly renewDeadlineRatio: number;
-  /** Share of the ttl between retries, of acquire and of a failed renewal (client-go: 2 s of 15 s). */
+  /** Share of the ttl between renewals, and between retries of acquire and of a failed renewal (client-go: 2 s of 15 s). */
   readonly retryRatio: number;
 }
 
@@ -57,27 +66,10 @@ export const defaultLockTiming: LockTiming = {
 };
 
 /**
- * A signal that aborts after `ms`, with a timer cleared once the call is done: AbortSignal.timeout
- * would leave one pending timer per renewal (and takes whole milliseconds only).
- */
-function timeoutSignal(ms: number): { signal: AbortSignal; clear(): void } {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new TimeoutError(`no answer within ${Math.round(ms)} ms`)), Math.ceil(ms));
-  timer.unref();
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
-}
-
-/** Errors worth retrying while waiting for a lock: the backend is unreachable or overloaded. */
-export function isTransient(error: unknown): boolean {
-  if (!MusterError.is(error)) return true;
-  if (error.code !== 'MUSTER_BACKEND') return false;
-  const status = (error as { status?: number }).status;
-  return status === undefined || status === 409 || status === 429 || status >= 500;
-}
-
-/**
  * Test hook: stops a client's renewals without releasing anything, as a crashed process would.
- * The conformance kit uses it to test expiry; it is not for production code.
+ * Its leases freeze entirely, give-up timer and expiry judgement included, so a test can also play
+ * a paused holder that still believes it holds the lock (only fencing stops it then). The
+ * conformance kit uses it to test expiry; it is not for production code.
  */
 export const simulateCrash: unique symbol = Symbol.for('muster.testing.simulateCrash') as never;
 
@@ -98,52 +90,56 @@ class LockClient implements Lock {
     this.#clock = clock;
   }
 
-  #ttl(options: AcquireOptions | undefined): number {
+  #schedule(options: AcquireOptions | undefined): RenewalSchedule {
     const ttl = options?.ttl ?? this.#timing.defaultTtl;
     if (!Number.isFinite(ttl) || ttl < this.#timing.minTtl) {
       throw new InvalidArgumentError(`ttl ${ttl} ms is below this adapter's minimum of ${this.#timing.minTtl} ms`);
     }
-    return ttl;
+    return { ttl, renewDeadline: ttl * this.#timing.renewDeadlineRatio, retryPeriod: Math.max(10, ttl * this.#timing.retryRatio) };
   }
 
   async tryAcquire(name: string, options?: Omit<AcquireOptions, 'wait'>): Promise<Lease | undefined> {
     this.#checkOpen();
-    const ttl = this.#ttl(options);
-    const signal = anySignal(options?.signal, this.#closing.signal);
+    const schedule = this.#schedule(options);
+    const signal = this.#callSignal(options?.signal);
     if (signal.aborted) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
-    const started = this.#clock.now();
-    const grant = await this.#backend.tryAcquire(name, { ttl, signal });
-    if (!grant) return undefined;
-    return this.#keep(name, ttl, grant, started);
+    const sentAt = this.#clock.now();
+    const grant = await this.#backend.tryAcquire(name, { ttl: schedule.ttl, signal });
+    return grant && this.#keep(name, grant, sentAt, schedule);
   }
 
   async acquire(name: string, options?: AcquireOptions): Promise<Lease> {
     this.#checkOpen();
-    const ttl = this.#ttl(options);
+    const schedule = this.#schedule(options);
+    const { ttl, retryPeriod: retry } = schedule;
     const wait = options?.wait;
     const deadline = wait === undefined ? Infinity : this.#clock.now() + wait;
-    const signal = anySignal(options?.signal, this.#closing.signal);
-    const retry = Math.max(10, ttl * this.#timing.retryRatio);
+    const signal = this.#callSignal(options?.signal);
+    let lastError: unknown;
     for (let attempt = 0; ;) {
       if (signal.aborted) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
-      const started = this.#clock.now();
+      const sentAt = this.#clock.now();
       let pause = retry;
       try {
         const grant = await this.#backend.tryAcquire(name, { ttl, signal });
-        if (grant) return this.#keep(name, ttl, grant, started);
+        const lease = grant && (await this.#keep(name, grant, sentAt, schedule));
+        if (lease) return lease;
         attempt = 0;
+        lastError = undefined;
       } catch (error) {
         if (signal.aborted) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
         if (!isTransient(error)) throw error;
+        lastError = error;
         pause = backoffDelay(attempt++, retry, Math.max(retry, 30_000));
       }
       const left = deadline - this.#clock.now();
-      if (left <= 0) throw new TimeoutError(`lock '${name}' not acquired within ${wait} ms; another holder has it`);
+      if (left <= 0) throw this.#timedOut(name, wait, lastError);
       const maxWaitMs = Math.min(pause, left);
       if (this.#backend.waitForChange && pause === retry) {
         await this.#backend.waitForChange(name, { signal, maxWaitMs }).catch((error: unknown) => {
           if (signal.aborted) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
           if (!isTransient(error)) throw error;
+          lastError = error;
           return sleep(maxWaitMs, signal);
         });
       } else {
@@ -152,13 +148,29 @@ class LockClient implements Lock {
     }
   }
 
-  async withLock<T>(name: string, fn: (lease: Lease) => Promise<T>, options?: AcquireOptions): Promise<T> {
+  #timedOut(name: string, wait: number | undefined, lastError: unknown): TimeoutError {
+    if (lastError === undefined) return new TimeoutError(`lock '${name}' not acquired within ${wait} ms; another holder has it`);
+    const why = (lastError as Error)?.message ?? String(lastError);
+    return new TimeoutError(`lock '${name}' not acquired within ${wait} ms; the last attempt failed: ${why}`, { cause: lastError });
+  }
+
+  async withLock<T>(name: string, fn: (lease: Lease) => Promise<T>, options?: WithLockOptions): Promise<T> {
     const lease = await this.acquire(name, options);
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     try {
-      return await fn(lease);
-    } finally {
-      await lease.release();
+      outcome = { ok: true, value: await fn(lease) };
+    } catch (error) {
+      outcome = { ok: false, error };
     }
+    try {
+      await lease.release();
+    } catch (error) {
+      // fn's outcome is what the caller asked for; a failed release only means the lease lingers
+      // until its ttl, so it is reported beside that outcome, never instead of it.
+      reportReleaseError(error, lease, outcome.ok, options?.onReleaseError);
+    }
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
   }
 
   async close(): Promise<void> {
@@ -174,14 +186,36 @@ class LockClient implements Lock {
     this.#closing.abort(new ClosedError('the lock client (crashed)'));
   }
 
+  /**
+   * A signal of this call's own, even without a caller's signal: backends add abort listeners per
+   * wait, and many concurrent acquires on the client's one closing signal would pile them up.
+   */
+  #callSignal(signal: AbortSignal | undefined): AbortSignal {
+    return AbortSignal.any(signal ? [signal, this.#closing.signal] : [this.#closing.signal]);
+  }
+
   #checkOpen(): void {
     if (this.#closing.signal.aborted) throw new ClosedError('the lock client');
   }
 
-  #keep(name: string, ttl: number, grant: LeaseGrant, started: number): Lease {
-    const lease = new HeldLease(name, ttl, grant, started, {
+  /**
+   * A lease for a grant, or undefined when the attempt took so long that the lease expired on the
+   * way back: that grant is released (best effort, bounded) rather than handed out expired.
+   */
+  async #keep(name: string, grant: LeaseGrant, sentAt: number, schedule: RenewalSchedule): Promise<Lease | undefined> {
+    if (this.#clock.now() >= sentAt + schedule.ttl) {
+      const controller = new AbortController();
+      await settleWithin(
+        this.#backend.release(name, grant, { signal: controller.signal }),
+        Math.max(1000, schedule.renewDeadline),
+        'release',
+      )
+        .catch(() => undefined)
+        .finally(() => controller.abort());
+      return undefined;
+    }
+    const lease = new HeldLease(name, grant, sentAt, schedule, {
       backend: this.#backend,
-      timing: this.#timing,
       clock: this.#clock,
       forget: (l) => this.#held.delete(l),
     });
@@ -190,147 +224,17 @@ class LockClient implements Lock {
   }
 }
 
-interface KeeperDeps {
-  readonly backend: LockBackend;
-  readonly timing: LockTiming;
-  readonly clock: Clock;
-  readonly forget: (lease: HeldLease) => void;
-}
-
-/**
- * One held lease and its renewal loop. Expiry is judged on the local clock from the moment the
- * acquiring or renewing request was *sent*, so a slow answer can only make us give up early.
- */
-class HeldLease implements Lease {
-  readonly name: string;
-  readonly holder: string;
-  readonly token: bigint;
-  readonly #ttl: number;
-  readonly #deps: KeeperDeps;
-  readonly #lost = new AbortController();
-  #grant: LeaseGrant;
-  #confirmedAt: number;
-  #timer: NodeJS.Timeout | undefined;
-  #renewing: Promise<void> | undefined;
-  #released: Promise<void> | undefined;
-
-  constructor(name: string, ttl: number, grant: LeaseGrant, confirmedAt: number, deps: KeeperDeps) {
-    this.name = name;
-    this.holder = deps.backend.holder;
-    this.token = grant.token;
-    this.#ttl = ttl;
-    this.#grant = grant;
-    this.#confirmedAt = confirmedAt;
-    this.#deps = deps;
-    this.#schedule(this.#renewInterval);
-  }
-
-  get expiresAt(): number {
-    return this.#confirmedAt + this.#ttl;
-  }
-
-  get onLost(): AbortSignal {
-    return this.#lost.signal;
-  }
-
-  get #renewDeadline(): number {
-    return this.#ttl * this.#deps.timing.renewDeadlineRatio;
-  }
-
-  get #renewInterval(): number {
-    return Math.max(10, this.#ttl / 3);
-  }
-
-  #schedule(delay: number): void {
-    clearTimeout(this.#timer);
-    // Renewal must not keep an otherwise finished process alive.
-    this.#timer = setTimeout(() => void this.#renewInBackground(), delay).unref();
-  }
-
-  async #renewInBackground(): Promise<void> {
+function reportReleaseError(error: unknown, lease: Lease, fnSucceeded: boolean, hook: WithLockOptions['onReleaseError']): void {
+  if (hook) {
     try {
-      await this.renew();
-    } catch {
-      // renew() has already decided whether this failure loses the lease.
+      hook(error, lease);
+      return;
+    } catch (hookError) {
+      error = new AggregateError([error, hookError], 'onReleaseError threw while handling a failed release');
     }
   }
-
-  renew(): Promise<void> {
-    if (this.#lost.signal.aborted) {
-      return Promise.reject(new LockLostError(this.name, 'the lease was already lost or released', { cause: this.#lost.signal.reason }));
-    }
-    this.#renewing ??= this.#renewOnce().finally(() => {
-      this.#renewing = undefined;
-    });
-    return this.#renewing;
-  }
-
-  async #renewOnce(): Promise<void> {
-    const { backend, clock, timing } = this.#deps;
-    const started = clock.now();
-    const giveUpAt = this.#confirmedAt + this.#renewDeadline;
-    const timeout = Math.max(1, Math.min(this.#renewDeadline / 2, giveUpAt - started));
-    const deadline = timeoutSignal(timeout);
-    try {
-      this.#grant = await backend.renew(this.name, this.#grant, {
-        ttl: this.#ttl,
-        signal: anySignal(deadline.signal, this.#lost.signal),
-      });
-      if (this.#lost.signal.aborted) return;
-      this.#confirmedAt = started;
-      this.#schedule(this.#renewInterval);
-    } catch (error) {
-      if (this.#lost.signal.aborted) throw error;
-      const now = clock.now();
-      const reported = error instanceof LockLostError || MusterError.is(error, 'MUSTER_LOCK_LOST');
-      if (reported || now >= giveUpAt) {
-        const lost = reported
-          ? (error as LockLostError)
-          : new LockLostError(this.name, `renewal failed for longer than the renew deadline (${Math.round(this.#renewDeadline)} ms)`, {
-              cause: error,
-            });
-        this.#lose(lost);
-        throw lost;
-      }
-      this.#schedule(Math.min(Math.max(10, this.#ttl * timing.retryRatio), giveUpAt - now));
-      throw error;
-    } finally {
-      deadline.clear();
-    }
-  }
-
-  #lose(reason: MusterError): void {
-    clearTimeout(this.#timer);
-    this.#deps.forget(this);
-    this.#lost.abort(reason);
-  }
-
-  /** Stops renewing without telling the backend (simulated crash). */
-  abandon(): void {
-    clearTimeout(this.#timer);
-    this.#released = Promise.resolve();
-    this.#deps.forget(this);
-  }
-
-  release(): Promise<void> {
-    this.#released ??= this.#releaseOnce();
-    return this.#released;
-  }
-
-  async #releaseOnce(): Promise<void> {
-    const wasLost = this.#lost.signal.aborted;
-    await this.#renewing?.catch(() => undefined);
-    this.#lose(new LockLostError(this.name, 'released by its holder'));
-    if (wasLost) return;
-    const deadline = timeoutSignal(Math.max(1000, this.#renewDeadline));
-    try {
-      await this.#deps.backend.release(this.name, this.#grant, { signal: deadline.signal });
-    } finally {
-      deadline.clear();
-    }
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.release();
-  }
+  process.emitWarning(
+    `withLock('${lease.name}'): release failed after the function ${fnSucceeded ? 'succeeded' : 'failed'}; the lease stays until its ttl passes: ${(error as Error)?.message ?? String(error)}`,
+    { type: 'MusterWarning', code: 'MUSTER_RELEASE_FAILED' },
+  );
 }

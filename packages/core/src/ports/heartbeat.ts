@@ -45,8 +45,11 @@ export type HeartbeatEvent =
  * HeartbeatStore: liveness plus a small JSON payload per member.
  *
  * Guarantees: `alive` is judged against the member's ttl on the local clock from the moment its
- * last change was observed, never by comparing a remote timestamp with local time. An older
- * incarnation never overwrites a newer one. Payloads over the adapter's limit are refused with
+ * last change was observed, never by comparing a remote timestamp with local time. A restarted
+ * member (a new store client, so a new incarnation) always takes its record over with its first
+ * beat, whatever its host's clock says; from then on the old incarnation's beats fail with
+ * SupersededError instead of overwriting (the backend's write order decides, never a clock). A
+ * member that comes back from stale is reported `alive` (and `updated` too if its payload changed). Payloads over the adapter's limit are refused with
  * PayloadTooLargeError before anything is written.
  *
  * Not guaranteed: that a member reported alive is alive now (it may have died within its ttl), or

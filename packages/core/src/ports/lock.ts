@@ -8,6 +8,16 @@ export interface AcquireOptions {
   readonly signal?: AbortSignal;
 }
 
+export interface WithLockOptions extends AcquireOptions {
+  /**
+   * Called when releasing the lease after `fn` fails. withLock still returns `fn`'s value or
+   * throws `fn`'s error unchanged; the unreleased lease lapses after its ttl. Without this hook
+   * the failure is emitted as a process warning (type `MusterWarning`, code
+   * `MUSTER_RELEASE_FAILED`).
+   */
+  readonly onReleaseError?: (error: unknown, lease: Lease) => void;
+}
+
 /**
  * A held lock. It renews itself in the background until released.
  *
@@ -21,12 +31,20 @@ export interface Lease extends AsyncDisposable {
   readonly name: string;
   readonly holder: string;
   readonly token: bigint;
-  /** Local time (ms) after which this holder must assume the lease is gone. */
+  /**
+   * When this holder must assume the lease is gone, on the lock client's clock: `systemClock.now()`
+   * (monotonic, ms; near `Date.now()` but immune to wall-clock steps), or the Clock passed to
+   * `createLock`. Compare it with that clock, never with `Date.now()`. It counts from when the last
+   * successful acquire or renewal was *sent* (the backend cannot have started the ttl earlier) and
+   * moves forward with every renewal. Never in the past when acquire/tryAcquire return.
+   */
   readonly expiresAt: number;
   /**
-   * Fires as soon as the holder can no longer be sure it holds the lock: renewal failed past the
-   * renew deadline, the backend reports another holder, the session was invalidated, or the lease
-   * was released. Stop the protected work when it fires.
+   * Fires as soon as the holder can no longer be sure it holds the lock: no renewal succeeded
+   * within the renew deadline, the backend reports another holder, the session was invalidated, a
+   * renewal failed with an error retrying cannot fix, or the lease was released. It fires no later
+   * than `expiresAt`, from a timer, even when a backend call never settles; reading
+   * `onLost.aborted` at or after `expiresAt` is always true. Stop the protected work when it fires.
    */
   readonly onLost: AbortSignal;
   /** Renews now; throws LockLostError once `onLost` has fired. */
@@ -38,20 +56,39 @@ export interface Lease extends AsyncDisposable {
 /**
  * Lock: leases with fencing tokens.
  *
- * Guarantee: at most one holder at a time while clocks run at rates that differ by less than the
- * adapter's margin (ttl versus renew deadline) and no holder pauses for longer than that margin.
+ * Renewal follows client-go's leader election: a holder renews every retry period (ttl × 2/15 by
+ * default) and keeps the lease through any renewal cycle that succeeds within the renew deadline
+ * (ttl × 2/3) of when it was due; it gives up at that deadline or at `expiresAt`, whichever comes
+ * first. Durations are judged on a monotonic clock, so stepping the wall clock changes nothing.
  *
- * Not guaranteed: mutual exclusion under arbitrary process pauses, clock jumps or partitions. No
- * lease lock can promise that. The fencing token is what protects the resource then: a paused
- * holder that wakes up carries an older token, and the resource rejects it.
+ * Guarantee: a holder gives the lease up (`onLost`) no later than ttl after it *sent* its last
+ * successful renewal, and another contender can take it only a ttl after it *observed* that
+ * renewal, which came later. So there is at most one holder at a time while the clock rates of
+ * holder and contender differ by less than that gap and no holder pauses (GC, SIGSTOP, a blocked
+ * event loop) between checking `onLost` and acting. Errors that retrying cannot fix (a TypeError,
+ * a permission error) surface as themselves from acquire and lose a held lease at once.
+ *
+ * Not guaranteed: mutual exclusion under arbitrary process pauses or partitions. No lease lock
+ * can promise that. The fencing token is what protects the resource then: a paused holder that
+ * wakes up carries an older token, and the resource rejects it. How each adapter keeps its token
+ * ordered when the lock object is deleted or the backend loses its data is stated in the
+ * adapter's own documentation (README, "What a lock guarantees").
  */
 export interface Lock {
-  /** Waits until the lock is held; TimeoutError after `wait`, AbortError when `signal` fires. */
+  /**
+   * Waits until the lock is held; TimeoutError after `wait` (with the last attempt's error as
+   * `cause` when attempts were failing), AbortError when `signal` fires. Backend errors known to
+   * be transient are retried with backoff; any other error rejects at once, as itself.
+   */
   acquire(name: string, options?: AcquireOptions): Promise<Lease>;
   /** One attempt; undefined when another holder has it. */
   tryAcquire(name: string, options?: Omit<AcquireOptions, 'wait'>): Promise<Lease | undefined>;
-  /** Acquires, runs `fn` with the lease, and always releases. `fn` should stop when `lease.onLost` fires. */
-  withLock<T>(name: string, fn: (lease: Lease) => Promise<T>, options?: AcquireOptions): Promise<T>;
+  /**
+   * Acquires, runs `fn` with the lease, and always releases. Returns `fn`'s value or throws its
+   * error unchanged, even when the release fails (see `onReleaseError`). `fn` should stop when
+   * `lease.onLost` fires.
+   */
+  withLock<T>(name: string, fn: (lease: Lease) => Promise<T>, options?: WithLockOptions): Promise<T>;
   /** Releases every lease this client holds; idempotent. */
   close(): Promise<void>;
 }

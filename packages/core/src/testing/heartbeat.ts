@@ -123,9 +123,11 @@ export function heartbeatConformance(runner: SuiteRunner, options: HeartbeatSuit
       assert.deepEqual(updated.member.payload, { n: 2 });
       const stale = (await nextMatching(watch, member('stale'), ttl * 4 + propagation, 'stale event')) as MemberEvent;
       assert.equal(stale.member.alive, false);
-      await writer.beat('joiner', { n: 2 }, { ttl: ttl * 40, group });
+      // Back with a changed payload: watchers of liveness must still see it come alive.
+      await writer.beat('joiner', { n: 3 }, { ttl: ttl * 40, group });
       const alive = (await nextMatching(watch, member('alive'), propagation, 'alive event')) as MemberEvent;
       assert.equal(alive.member.alive, true);
+      assert.deepEqual(alive.member.payload, { n: 3 });
       await writer.remove('joiner');
       const left = (await nextMatching(watch, member('left'), propagation, 'left event')) as MemberEvent;
       assert.deepEqual(
@@ -134,6 +136,28 @@ export function heartbeatConformance(runner: SuiteRunner, options: HeartbeatSuit
       );
       await watch.return?.();
       await writer.remove('existing');
+    });
+
+    test('a restarted member takes its record over at once, whatever its incarnation id', async () => {
+      // Created first, so a clock-ordered id would sort lower, as on a host whose clock is behind.
+      const restarted = await store();
+      await wait(5);
+      const old = await store();
+      const id = uniqueName('restart');
+      await old.beat(id, { who: 'old' }, { ttl: ttl * 20 });
+      await restarted.beat(id, { who: 'restarted' }, { ttl: ttl * 20 });
+      const got = await eventually(
+        "the restarted member's record to be readable",
+        async () => {
+          const m = await old.get(id);
+          return m && (m.payload as { who?: string }).who === 'restarted' ? m : undefined;
+        },
+        propagation,
+      );
+      assert.equal(got.alive, true);
+      await expectCode(old.beat(id, { who: 'old again' }, { ttl: ttl * 20 }), 'MUSTER_SUPERSEDED', 'beat() by the replaced incarnation');
+      await restarted.beat(id, { who: 'restarted again' }, { ttl: ttl * 20 });
+      await restarted.remove(id);
     });
 
     test('an older incarnation cannot overwrite a newer one', async () => {

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock.js';
 import { simulateCrash } from '../coordination/lock-client.js';
 import type { Lease, Lock } from '../ports/lock.js';
 import { assert, cleaningRunner, eventually, expectCode, uniqueName, wait, type SuiteRunner } from './runner.js';
@@ -18,6 +19,8 @@ export interface LockSuiteOptions {
   readonly contenders?: number;
   /** Per-test timeout (ms); default 10 × ttl + 20 s. */
   readonly timeout?: number;
+  /** The clock the factory's clients judge `expiresAt` on (default systemClock). */
+  readonly clock?: Clock;
 }
 
 /**
@@ -27,6 +30,7 @@ export interface LockSuiteOptions {
  */
 export function lockConformance(runner: SuiteRunner, options: LockSuiteOptions): void {
   const { ttl } = options;
+  const clock = options.clock ?? systemClock;
   const timeout = options.timeout ?? ttl * 10 + 20_000;
   const crash =
     options.crash ??
@@ -47,7 +51,7 @@ export function lockConformance(runner: SuiteRunner, options: LockSuiteOptions):
       assert.equal(lease.name, name);
       assert.equal(typeof lease.token, 'bigint');
       assert.ok(lease.holder.length > 0, 'lease.holder is empty');
-      assert.ok(lease.expiresAt > Date.now(), 'lease.expiresAt is not in the future');
+      assert.ok(lease.expiresAt > clock.now(), "lease.expiresAt is not in the future (on the lock client's clock)");
       assert.equal(lease.onLost.aborted, false);
       assert.equal(await b.tryAcquire(name, { ttl }), undefined, 'a second client got a held lock');
       await lease.release();

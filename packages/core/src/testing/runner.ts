@@ -13,7 +13,7 @@ export const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls until `check` returns a value other than undefined, or fails naming `what`. */
 export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number, intervalMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
@@ -22,7 +22,7 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline)
+    if (performance.now() > deadline)
       assert.fail(`${what} did not happen within ${timeoutMs} ms${last ? ` (last error: ${(last as Error).message})` : ''}`);
     await wait(intervalMs);
   }
@@ -50,9 +50,9 @@ export async function nextMatching<T>(
   timeoutMs: number,
   what: string,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   for (;;) {
-    const item = await nextWithin(iterator, Math.max(1, deadline - Date.now()), what);
+    const item = await nextWithin(iterator, Math.max(1, deadline - performance.now()), what);
     if (match(item)) return item;
   }
 }

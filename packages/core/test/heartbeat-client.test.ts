@@ -1,0 +1,61 @@
+import { describe, expect, it } from '@jest/globals';
+import { createHeartbeatStore, type HeartbeatEvent, type HeartbeatStore } from '../src/index.js';
+import { nextMatching, nextWithin } from '../src/testing/index.js';
+import { StaticHeartbeatBackend } from '../../adapter-static/src/heartbeat.js';
+
+const scope = () => `hb-${Math.random()}`;
+const open = (s: string, incarnation: string) => createHeartbeatStore(new StaticHeartbeatBackend({ scope: s }), { incarnation });
+
+describe('heartbeat incarnations are ordered by the backend, not by a writer clock', () => {
+  it('a restart whose incarnation sorts lower (a host clock 60 s behind) takes the member over at once; the old one is superseded', async () => {
+    const s = scope();
+    // The old format: base-36 milliseconds first. The restart's clock is 60 s behind.
+    const old = open(s, `${(1_800_000_060_000).toString(36)}-old`);
+    const restarted = open(s, `${(1_800_000_000_000).toString(36)}-new`);
+    await old.beat('m', { who: 'old' });
+    await restarted.beat('m', { who: 'restarted' });
+    expect((await restarted.get('m'))?.payload).toEqual({ who: 'restarted' });
+    await expect(old.beat('m', { who: 'old again' })).rejects.toMatchObject({ code: 'MUSTER_SUPERSEDED' });
+    expect((await restarted.get('m'))?.payload).toEqual({ who: 'restarted' });
+    await restarted.beat('m', { who: 'still here' });
+    await Promise.all([old.close(), restarted.close()]);
+  });
+
+  it('the old incarnation, resumed after a pause, stays superseded on every later beat', async () => {
+    const s = scope();
+    const [old, restarted] = [open(s, 'b'), open(s, 'a')];
+    await old.beat('m', 1);
+    await restarted.beat('m', 2);
+    for (let i = 0; i < 3; i++) await expect(old.beat('m', 1)).rejects.toMatchObject({ code: 'MUSTER_SUPERSEDED' });
+    expect((await restarted.get('m'))?.payload).toBe(2);
+  });
+
+  it('after remove(), the same incarnation may write the member again', async () => {
+    const s = scope();
+    const store = open(s, 'x');
+    await store.beat('m', 1);
+    await store.remove('m');
+    await store.beat('m', 2);
+    expect((await store.get('m'))?.payload).toBe(2);
+  });
+});
+
+describe('watch', () => {
+  it('a member that comes back from stale with a changed payload is reported alive (and updated)', async () => {
+    const s = scope();
+    const writer: HeartbeatStore = open(s, 'w');
+    const watcher: HeartbeatStore = open(s, 'v');
+    const ttl = 100;
+    const watch = watcher.watch()[Symbol.asyncIterator]();
+    await nextWithin(watch, 5000, 'snapshot');
+    await writer.beat('m', { n: 1 }, { ttl });
+    await nextMatching(watch, (e) => e.type === 'joined', 5000, 'joined');
+    await nextMatching(watch, (e) => e.type === 'stale', 5000, 'stale');
+    await writer.beat('m', { n: 2 }, { ttl: 60_000 });
+    const events: HeartbeatEvent[] = [await nextWithin(watch, 5000, 'alive'), await nextWithin(watch, 5000, 'updated')];
+    expect(events.map((e) => e.type)).toEqual(['alive', 'updated']);
+    for (const e of events) expect('member' in e && e.member.payload).toEqual({ n: 2 });
+    await watch.return?.();
+    await Promise.all([writer.close(), watcher.close()]);
+  });
+});
