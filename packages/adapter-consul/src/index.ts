@@ -84,7 +84,7 @@ function connect(options: ConsulOptions, context: AdapterContext): ConsulClient 
 
 /**
  * Consul: discovery from the health API with self-registration (TTL check), locks on sessions and
- * KV acquire with stored fencing tokens (fencing-token.ts), heartbeats as session-bound KV keys.
+ * KV acquire with stored fencing tokens (core's nextFencingToken), heartbeats as session-bound KV keys.
  * Each port gets its own connection to the local agent and closes it on close().
  */
 export default defineAdapter({

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
+  fencingTokenFloor,
   InvalidArgumentError,
   LockLostError,
+  nextFencingToken,
+  parseFencingToken,
   sleep,
   systemClock,
   type BackendCallOptions,
@@ -11,7 +14,6 @@ import {
   type LockBackend,
 } from '@muster/core';
 import { keyPath, type ConsulClient } from './client.js';
-import { clockFloor, nextFencingToken, storedToken } from './fencing-token.js';
 import { createSession, destroySession, renewSession, type SessionBehavior } from './session.js';
 
 export interface ConsulLockOptions {
@@ -69,7 +71,7 @@ const fenceCheckOp = 0;
  * as this attempt read it, write the next token there, and take the lock key (verb `lock`). Either
  * all happen or none, so each acquisition's token is above the one before it.
  *
- * Fencing token: see fencing-token.ts. It lives in `<prefix>fencing/<name>`, a key bound to no
+ * Fencing token: core's nextFencingToken (coordination/fencing-token.ts). It lives in `<prefix>fencing/<name>`, a key bound to no
  * session, so it survives the lock key's deletion (behavior=delete, `consul kv delete`) and an
  * ordinary restart of the servers; after the servers lose their data, the acquirer's wall clock
  * (µs) orders the next token above the old ones. LockIndex, part of Consul's documented sequencer,
@@ -163,9 +165,9 @@ export class ConsulLockBackend implements LockBackend {
         purpose: `read fencing token key ${fenceKey}`,
       });
       const fence = read.status === 404 ? undefined : read.body?.[0];
-      const stored = storedToken(fence?.Value);
+      const stored = parseFencingToken(fence?.Value ? Buffer.from(fence.Value, 'base64').toString('utf8') : undefined);
       this.#see(name, stored);
-      token = nextFencingToken(stored, this.#seen.get(name), clockFloor(this.#wallClock()));
+      token = nextFencingToken(stored, this.#seen.get(name), fencingTokenFloor(this.#wallClock()));
       const check = fence ? { Verb: 'check-index', Key: fenceKey, Index: fence.ModifyIndex } : { Verb: 'check-not-exists', Key: fenceKey };
       const value = Buffer.from(JSON.stringify({ holder: this.holder, token: token.toString() })).toString('base64');
       res = await this.#client.put<TxnResponse>('/v1/txn', {

@@ -74,7 +74,7 @@ export const leaseSeconds = (ttlMs: number) => Math.max(1, Math.ceil(ttlMs / 100
 /**
  * The record of a new acquisition. leaseTransitions is bumped on every acquisition (client-go bumps
  * it only when the holder changes; a larger count is what client-go expects to see anyway). It is
- * not the fencing token: that is an annotation (fencing-token.ts), since a recreated Lease starts
+ * not the fencing token: that is an annotation (core's nextFencingToken), since a recreated Lease starts
  * the count again at 0.
  */
 export function acquiredSpec(previous: LeaseSpec | undefined, me: string, ttlMs: number, now: number): LeaseSpec {
@@ -110,3 +110,11 @@ export function releasedSpec(current: LeaseSpec, now: number): LeaseSpec {
 
 /** Names a Lease may have: a DNS subdomain (RFC 1123), as Kubernetes validates object names. */
 export const leaseNamePattern = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * Where a Lease lock keeps its fencing token (core's nextFencingToken): an annotation, written by the
+ * same resourceVersion-checked update that takes the Lease. client-go electors update the object they
+ * read, annotations included, so the count goes on across them. leaseTransitions is not the token: a
+ * Lease deleted and created again starts it over at 0.
+ */
+export const fencingTokenAnnotation = 'muster.io/fencing-token';

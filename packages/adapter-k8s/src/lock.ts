@@ -1,6 +1,9 @@
 import {
+  fencingTokenFloor,
   InvalidArgumentError,
   LockLostError,
+  nextFencingToken,
+  parseFencingToken,
   sleep,
   systemClock,
   type BackendCallOptions,
@@ -9,9 +12,9 @@ import {
   type LockBackend,
 } from '@muster/core';
 import { isConflict, KubernetesError, leases, type KubeClient } from './client.js';
-import { clockFloor, fencingTokenAnnotation, nextFencingToken, storedToken } from './fencing-token.js';
 import {
   acquiredSpec,
+  fencingTokenAnnotation,
   judge,
   leaseNamePattern,
   observe,
@@ -47,7 +50,7 @@ interface Held {
  *   this process observed the record change (client-go's rule), never by its renewTime.
  * - Fencing token: the `muster.io/fencing-token` annotation, written by the same optimistic write
  *   that takes the Lease, and never below the acquirer's wall clock in µs, so it keeps rising when
- *   the Lease is deleted and created again (see fencing-token.ts for the exact condition).
+ *   the Lease is deleted and created again (core's coordination/fencing-token.ts states the exact condition).
  *   leaseTransitions is still bumped on every acquisition, as client-go expects.
  * - Release writes an empty holder and a 1 s duration (as client-go does on ReleaseOnCancel), so
  *   a waiting contender takes over at its next retry instead of after a whole lease.
@@ -94,14 +97,14 @@ export class LeaseLockBackend implements LockBackend {
 
   /** The token of an acquisition of `name` that replaces `current` (undefined: a Lease to create). */
   #nextToken(name: string, current: LeaseObject | undefined): bigint {
-    const token = nextFencingToken(this.#see(name, current), this.#seen.get(name), clockFloor(this.#wallClock()));
+    const token = nextFencingToken(this.#see(name, current), this.#seen.get(name), fencingTokenFloor(this.#wallClock()));
     this.#seen.set(name, token);
     return token;
   }
 
   /** Remembers the token a read Lease carries, so this process never issues one below it. */
   #see(name: string, lease: LeaseObject | undefined): bigint | undefined {
-    const stored = storedToken(lease?.metadata?.annotations?.[fencingTokenAnnotation]);
+    const stored = parseFencingToken(lease?.metadata?.annotations?.[fencingTokenAnnotation]);
     const seen = this.#seen.get(name);
     if (stored !== undefined && (seen === undefined || stored > seen)) this.#seen.set(name, stored);
     return stored;
@@ -191,7 +194,8 @@ export class LeaseLockBackend implements LockBackend {
     if (current.metadata?.uid !== mine.metadata?.uid) return 'the Lease was deleted and created again';
     const holder = current.spec?.holderIdentity ?? '';
     if (holder !== this.holder) return holder ? `'${holder}' holds the Lease now` : 'the Lease was released by someone else';
-    if (storedToken(current.metadata?.annotations?.[fencingTokenAnnotation]) !== token) return 'the Lease changed hands in the meantime';
+    if (parseFencingToken(current.metadata?.annotations?.[fencingTokenAnnotation]) !== token)
+      return 'the Lease changed hands in the meantime';
     return undefined;
   }
 

@@ -5,7 +5,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { KubernetesError, type KubeClient } from '../src/client.js';
 import type { LeaseObject } from '../src/lease-record.js';
-import { fencingTokenAnnotation } from '../src/fencing-token.js';
+import { fencingTokenAnnotation } from '../src/lease-record.js';
 import { LeaseLockBackend } from '../src/lock.js';
 
 class FakeLeases {

@@ -36,6 +36,7 @@ export { isTransient } from './coordination/transient.js';
 export { LeaderElector, type LeaderElectorOptions } from './coordination/leader-elector.js';
 export { debounceDiscovery, type DebounceOptions } from './coordination/debounce.js';
 export { FencedResource, StaleTokenError } from './coordination/fencing.js';
+export { nextFencingToken, parseFencingToken, fencingTokenFloor } from './coordination/fencing-token.js';
 
 export {
   defineAdapter,
