@@ -5,6 +5,8 @@ import { canEncodeSchemaChange, encodeEvent, type Event } from '../protocol/even
 import { encodeFrameHeader, FrameDecoder, FrameFlag, Opcode, type Frame } from '../protocol/frame.js';
 import { decodeExecute, decodePrepare, decodeQuery, decodeRegister, decodeStartup, encodePrepare } from '../protocol/requests.js';
 import { Reader } from '../protocol/reader.js';
+import { requestMessage } from '../protocol/request-message.js';
+import { openFrame } from '../protocol/envelope.js';
 import { encodeSupported } from '../protocol/responses.js';
 import { encodeResult, type Result } from '../protocol/result.js';
 import { SegmentedFrameDecoder } from '../protocol/segment.js';
@@ -14,8 +16,10 @@ import {
   replyVersion,
   SUPPORTED_VERSIONS,
   UNSUPPORTED_VERSION_MESSAGE,
+  unsupportedVersionReply,
 } from '../protocol/version.js';
-import type { BackendConnection } from './backend-connection.js';
+import { BackendConnectionError, type BackendConnection } from './backend-connection.js';
+import { Handshake } from './handshake.js';
 import type { FrameCompression } from '../protocol/compression.js';
 import type { VirtualView } from '../virtual/view.js';
 import type { ProxyContext } from './context.js';
@@ -57,7 +61,7 @@ export class ClientConnection {
   #keyspace: string | undefined;
   #inFlight = 0;
   #closed = false;
-  #startupSeen = false;
+  readonly #handshake = new Handshake();
   readonly registered = new Set<string>();
   /** The membership view this client's last system-table read was answered from. */
   servedView: VirtualView | undefined;
@@ -148,11 +152,8 @@ export class ClientConnection {
 
   #dispatch(frame: Frame): void {
     const started = performance.now();
-    if (!this.#startupSeen && frame.opcode !== Opcode.OPTIONS && frame.opcode !== Opcode.STARTUP) {
-      return this.#reply(frame, {
-        error: { code: ErrorCode.PROTOCOL_ERROR, message: 'Send STARTUP before any other request except OPTIONS' },
-      });
-    }
+    const refusal = this.#handshake.refusal(frame.opcode);
+    if (refusal) return this.#reply(frame, { error: refusal });
     switch (frame.opcode) {
       case Opcode.OPTIONS:
         return this.#send(frame, Opcode.SUPPORTED, encodeSupported({ options: this.#context.supportedOptions() }));
@@ -193,8 +194,9 @@ export class ClientConnection {
         return this.#forward(frame, started, { executeId: execute.id });
       }
       case Opcode.BATCH:
-      case Opcode.AUTH_RESPONSE:
         return this.#forward(frame, started);
+      case Opcode.AUTH_RESPONSE:
+        return this.#forward(frame, started, { answered: (opcode) => this.#handshake.authAnswered(opcode) });
       default:
         // Response opcodes and unknown ones are never forwarded: the backend must not see garbage.
         return this.#reply(frame, {
@@ -203,11 +205,9 @@ export class ClientConnection {
     }
   }
 
-  /** The frame's body, decompressed when the client compressed it. */
+  /** The request's message: decompressed, and past any custom payload. */
   #body(frame: Frame): Buffer {
-    if ((frame.flags & FrameFlag.COMPRESSION) === 0) return frame.body;
-    if (!this.#codec) throw new ProtocolError('a compressed frame arrived before compression was negotiated');
-    return this.#codec.decompress(frame.body, this.#context.config.limits.maxFrameBytes);
+    return requestMessage(frame, this.#codec, this.#context.config.limits.maxFrameBytes);
   }
 
   async #backendConnection(): Promise<BackendConnection> {
@@ -229,10 +229,6 @@ export class ClientConnection {
 
   /** STARTUP: settle compression, connect to a backend node, forward; v5 then switches to segments. */
   #startup(frame: Frame, started: number): void {
-    if (this.#startupSeen) {
-      return this.#reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: 'STARTUP was already sent on this connection' } });
-    }
-    this.#startupSeen = true;
     const startup = decodeStartup(this.#body(frame));
     const compression = startup.options.get('COMPRESSION');
     const codec = compression ? this.#context.codec(compression) : undefined;
@@ -241,8 +237,10 @@ export class ClientConnection {
     }
     // v5 compresses segments, not frame bodies.
     if (frame.version < 5) this.#codec = codec;
+    this.#handshake.startupSent();
     this.#forward(frame, started, {
       answered: (opcode) => {
+        this.#handshake.startupAnswered(opcode);
         if (frame.version < 5 || (opcode !== Opcode.READY && opcode !== Opcode.AUTHENTICATE)) return;
         // Both directions frame everything after this answer in segments.
         const lz4 = compression === 'lz4';
@@ -281,7 +279,9 @@ export class ClientConnection {
   }
 
   #relay(backend: BackendConnection, frame: Frame, started: number, forwarding: Forwarding | undefined): void {
-    backend.send(frame.opcode, frame.body, frame.flags, this.#context.config.backend.requestTimeout, (error, response) => {
+    // v5 ignores the frame compression flag (segments compress): the backend is not shown it either.
+    const flags = frame.version >= 5 ? frame.flags & ~FrameFlag.COMPRESSION : frame.flags;
+    backend.send(frame.opcode, frame.body, flags, this.#context.config.backend.requestTimeout, (error, response) => {
       if (error) return this.#fail(frame, error);
       if (response!.opcode === Opcode.ERROR && forwarding?.executeId) {
         this.#recoverUnprepared(backend, frame, response!, forwarding.executeId).then(
@@ -336,10 +336,9 @@ export class ClientConnection {
     return backend.request(request.opcode, request.body, { flags: request.flags, timeout: this.#context.config.backend.requestTimeout });
   }
 
+  /** A backend answer's message: decompressed, past the tracing id, warnings and custom payload its flags announce. */
   #responseBody(frame: Frame): Buffer {
-    return (frame.flags & FrameFlag.COMPRESSION) !== 0 && this.#codec
-      ? this.#codec.decompress(frame.body, this.#context.config.limits.maxFrameBytes)
-      : frame.body;
+    return openFrame(frame, this.#codec, this.#context.config.limits.maxFrameBytes).message;
   }
 
   #rememberPrepared(response: Frame, statement: { query: string; keyspace: string | undefined }): void {
@@ -376,8 +375,16 @@ export class ClientConnection {
       this.#reply(frame, { error: { code: error.code, message: error.message } });
       return;
     }
-    this.#context.metrics.errors.inc({ kind: 'backend' });
-    this.#reply(frame, { error: { code: ErrorCode.OVERLOADED, message: `proxy: ${(error as Error)?.message ?? String(error)}` } });
+    const message = `proxy: ${(error as Error)?.message ?? String(error)}`;
+    if (error instanceof BackendConnectionError) {
+      // The node failed this request, not the request: the client may retry it on another host.
+      this.#context.metrics.errors.inc({ kind: 'backend' });
+      this.#reply(frame, { error: { code: ErrorCode.OVERLOADED, message } });
+      return;
+    }
+    // Anything else is the proxy's own fault: retrying elsewhere would hide it, so say so.
+    this.#context.metrics.errors.inc({ kind: 'internal' });
+    this.#reply(frame, { error: { code: ErrorCode.SERVER_ERROR, message } });
   }
 
   /** Sends a message the proxy composed, compressed when the client asked for compression. */
@@ -415,10 +422,16 @@ export class ClientConnection {
     // Drivers step down only on this exact wording.
     if (error instanceof UnsupportedVersionError) protocolError = new ProtocolError(unsupportedVersion(error.version));
     const stream = error instanceof UnsupportedVersionError ? error.stream : 0;
-    const readable = this.#version ?? (error instanceof UnsupportedVersionError ? Math.max(3, replyVersion(error.version)) : 4);
-    this.#version = readable;
-    this.#context.metrics.errors.inc({ kind: 'protocol' });
-    this.#send({ stream }, Opcode.ERROR, encodeError({ code: protocolError.code, message: protocolError.message }));
+    // Negotiation is what drivers do at every connect: counted apart, so `protocol` stays an alert.
+    this.#context.metrics.errors.inc({ kind: error instanceof UnsupportedVersionError ? 'version_negotiation' : 'protocol' });
+    if (error instanceof UnsupportedVersionError && this.#version === undefined) {
+      // The client's first frame: answer in the header layout it reads (v1/v2: 8 bytes, one-byte stream).
+      this.#version = Math.max(3, replyVersion(error.version));
+      this.#writer.write(unsupportedVersionReply(error.version, stream), Buffer.alloc(0));
+    } else {
+      this.#version ??= 4;
+      this.#send({ stream }, Opcode.ERROR, encodeError({ code: protocolError.code, message: protocolError.message }));
+    }
     this.#writer.flush();
     this.socket.end();
     this.#closed = true;

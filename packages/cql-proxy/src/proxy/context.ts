@@ -14,6 +14,8 @@ export interface SystemTableIntercept {
   targets(query: string, keyspace: string | undefined, version: number): boolean;
   /** Whether `id` names a statement the proxy prepared itself. */
   owns(id: Buffer): boolean;
+  /** How many statements the proxy prepared itself are kept, and their distinct id prefixes (both bounded). */
+  preparedStatements(): { readonly statements: number; readonly prefixes: number };
   query(query: string, keyspace: string | undefined, parameters: QueryParameters, client: ClientConnection): LocalAnswer | undefined;
   prepare(query: string, keyspace: string | undefined, client: ClientConnection): LocalAnswer | undefined;
   execute(id: Buffer, parameters: QueryParameters, client: ClientConnection): LocalAnswer | undefined;

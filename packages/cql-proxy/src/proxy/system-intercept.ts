@@ -10,6 +10,7 @@ import type { VirtualView } from '../virtual/view.js';
 import type { BackendView } from './backend-cluster.js';
 import type { ClientConnection, LocalAnswer } from './client-connection.js';
 import type { SystemTableIntercept } from './context.js';
+import { SystemStatements } from './system-statements.js';
 
 export interface InterceptSources {
   readonly config: ProxyConfig;
@@ -26,10 +27,8 @@ const invalid = (message: string): LocalAnswer => ({ error: { code: ErrorCode.IN
  * proxy cannot evaluate is refused with INVALID and a message saying what is supported.
  */
 export function createSystemTableIntercept(sources: InterceptSources): SystemTableIntercept {
-  /** Statements the proxy prepared itself, by id; bounded like the forwarding cache. */
-  const prepared = new Map<string, SystemQuery>();
-  /** The ids' first 32 bits, so a forwarded EXECUTE is told apart cheaply (ids are md5: never shorter). */
-  const prefixes = new Set<number>();
+  /** Statements the proxy prepared itself; bounded like the forwarding cache. */
+  const prepared = new SystemStatements(sources.config.limits.preparedCacheSize);
   let schemas: { source: BackendView; schemas: SystemSchemas } | undefined;
 
   const currentSchemas = (): SystemSchemas => {
@@ -78,11 +77,9 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
       return isSystemTableQuery(text, keyspace) || (version >= 5 && /\b(local|peers(_v2)?)\b/i.test(text));
     },
 
-    owns(id) {
-      // Asked for every EXECUTE: an empty cache or an unknown first word answers without hex-encoding the id.
-      if (prepared.size === 0 || id.length < 4 || !prefixes.has(id.readInt32BE(0))) return false;
-      return prepared.has(id.toString('hex'));
-    },
+    owns: (id) => prepared.owns(id),
+
+    preparedStatements: () => ({ statements: prepared.size, prefixes: prepared.prefixCount }),
 
     query(text, keyspace, parameters, client) {
       if (!isSystemTableQuery(text, keyspace)) return undefined;
@@ -101,9 +98,7 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
       const id = createHash('md5')
         .update(`muster-system\0${keyspace ?? ''}\0${text}`)
         .digest();
-      prepared.set(id.toString('hex'), parsed.query);
-      prefixes.add(id.readInt32BE(0));
-      if (prepared.size > sources.config.limits.preparedCacheSize) prepared.delete(prepared.keys().next().value!);
+      prepared.set(id, parsed.query);
       const result: Result = {
         kind: 'Prepared',
         id,
@@ -115,7 +110,7 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
     },
 
     execute(id, parameters, client) {
-      const query = prepared.get(id.toString('hex'));
+      const query = prepared.get(id);
       return query ? select(query, client, bindOf(parameters)) : undefined;
     },
   };
