@@ -1,6 +1,7 @@
 import type { FrameCompression } from './compression.js';
 import { ProtocolError } from './errors.js';
 import { FrameFlag, type Frame } from './frame.js';
+import { QueryFlag } from './query-parameters.js';
 import { Reader } from './reader.js';
 
 /**
@@ -32,4 +33,14 @@ export function requestMessage(frame: Frame, compression: FrameCompression | und
     });
   }
   return body.subarray(reader.position);
+}
+
+/**
+ * Whether a v5 QUERY names its own keyspace, read from the [short] consistency and [int] flags
+ * that follow the statement (`reader` is just past it; it is read on). Cheap: nothing else is decoded.
+ */
+export function namesKeyspace(reader: Reader, version: number): boolean {
+  if (version < 5 || reader.remaining < 6) return false;
+  reader.readShort();
+  return (reader.readInt() & QueryFlag.WITH_KEYSPACE) !== 0;
 }

@@ -5,10 +5,10 @@ import { canEncodeSchemaChange, encodeEvent, type Event } from '../protocol/even
 import { encodeFrameHeader, FrameDecoder, FrameFlag, Opcode, type Frame } from '../protocol/frame.js';
 import { decodeExecute, decodePrepare, decodeQuery, decodeRegister, decodeStartup, encodePrepare } from '../protocol/requests.js';
 import { Reader } from '../protocol/reader.js';
-import { requestMessage } from '../protocol/request-message.js';
+import { namesKeyspace, requestMessage } from '../protocol/request-message.js';
 import { openFrame } from '../protocol/envelope.js';
 import { encodeSupported } from '../protocol/responses.js';
-import { encodeResult, type Result } from '../protocol/result.js';
+import { decodeResult, encodeResult, type Result } from '../protocol/result.js';
 import { SegmentedFrameDecoder } from '../protocol/segment.js';
 import {
   describeVersions,
@@ -40,6 +40,8 @@ interface Forwarding {
   readonly executeId?: Buffer;
   /** Called after the answer was written to the client. */
   readonly answered?: (opcode: number) => void;
+  /** A RESULT the client must not see as the backend wrote it (DESCRIBE CLUSTER's real ring). */
+  readonly rewrite?: (result: Result) => Result;
 }
 
 /**
@@ -170,10 +172,13 @@ export class ClientConnection {
       case Opcode.QUERY: {
         // The hot path reads only the statement text; parameters are decoded for our own tables.
         const body = this.#body(frame);
-        const text = new Reader(body).readLongString();
-        if (!this.#context.intercept.targets(text, this.#keyspace, frame.version)) return this.#forward(frame, started);
+        const reader = new Reader(body);
+        const text = reader.readLongString();
+        if (!this.#context.intercept.targets(text, this.#keyspace, namesKeyspace(reader, frame.version)))
+          return this.#forward(frame, started);
         const query = decodeQuery(body, frame.version);
         const answer = this.#context.intercept.query(query.query, query.parameters.keyspace ?? this.#keyspace, query.parameters, this);
+        if (answer && 'rewrite' in answer) return this.#forward(frame, started, { rewrite: answer.rewrite });
         if (answer) return this.#answer(frame, answer, started);
         return this.#forward(frame, started);
       }
@@ -303,7 +308,15 @@ export class ClientConnection {
     } catch {
       // An undecodable RESULT is the client's to judge; the proxy only loses a cache entry.
     }
-    this.#write(frame.stream, response.opcode, response.flags, response.body);
+    if (forwarding?.rewrite && response.opcode === Opcode.RESULT) {
+      this.#send(
+        frame,
+        Opcode.RESULT,
+        encodeResult(forwarding.rewrite(decodeResult(this.#responseBody(response), frame.version)), frame.version),
+      );
+    } else {
+      this.#write(frame.stream, response.opcode, response.flags, response.body);
+    }
     this.#context.metrics.forwardedDuration.observe((performance.now() - started) / 1e3);
     forwarding?.answered?.(response.opcode);
   }

@@ -10,6 +10,10 @@ import type { VirtualView } from '../virtual/view.js';
 import type { BackendView } from './backend-cluster.js';
 import type { ClientConnection, LocalAnswer } from './client-connection.js';
 import type { SystemTableIntercept } from './context.js';
+import { firstWord } from '../virtual/cql-lexer.js';
+import { rewriteDescribeCluster } from '../virtual/describe-cluster.js';
+import { refusalMessage, tablePolicy } from '../virtual/system-keyspaces.js';
+import { mayReadSystem, statementTarget, type StatementTarget } from '../virtual/statement-target.js';
 import { SystemStatements } from './system-statements.js';
 
 export interface InterceptSources {
@@ -66,15 +70,22 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
     return { result: toRowsResult(result) };
   };
 
+  /** INVALID for a read of a system table that would show the real cluster (see system-keyspaces.ts). */
+  const refusalOf = (target: StatementTarget): LocalAnswer | undefined => {
+    if (target.kind !== 'select' || target.keyspace === undefined) return undefined;
+    const policy = tablePolicy(target.keyspace, target.table);
+    return policy.kind === 'refuse' ? invalid(refusalMessage(target.keyspace, target.table, policy.reason)) : undefined;
+  };
+
   const bindOf = (parameters: QueryParameters): BindValues => ({
     ...(parameters.values ? { values: parameters.values } : {}),
     ...(parameters.valueNames ? { names: parameters.valueNames } : {}),
   });
 
   return {
-    targets(text, keyspace, version) {
-      // v5 may name the keyspace in the parameters: a bare `local` or `peers` is then worth decoding.
-      return isSystemTableQuery(text, keyspace) || (version >= 5 && /\b(local|peers(_v2)?)\b/i.test(text));
+    targets(text, keyspace, namesKeyspace) {
+      // A v5 request may name its keyspace in the parameters: any SELECT is then worth decoding.
+      return mayReadSystem(text, keyspace) || (namesKeyspace && firstWord(text) === 'select');
     },
 
     owns: (id) => prepared.owns(id),
@@ -82,6 +93,19 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
     preparedStatements: () => ({ statements: prepared.size, prefixes: prepared.prefixCount }),
 
     query(text, keyspace, parameters, client) {
+      const target = statementTarget(text, keyspace);
+      if (target.kind === 'describe-cluster') {
+        return {
+          rewrite: (result) => {
+            const view = sources.view();
+            const backendLocal = sources.backend().local.rows[0] ?? {};
+            // Without a view there is no virtual ring to show: show none rather than the real one.
+            return view ? rewriteDescribeCluster(result, { view, backendLocal, localAddress: client.localAddress }) : { kind: 'Void' };
+          },
+        };
+      }
+      const refusal = refusalOf(target);
+      if (refusal) return refusal;
       if (!isSystemTableQuery(text, keyspace)) return undefined;
       const parsed = parseSystemQuery(text, keyspace);
       if (!parsed.ok) return invalid(parsed.message);
@@ -89,6 +113,13 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
     },
 
     prepare(text, keyspace, client) {
+      const target = statementTarget(text, keyspace);
+      if (target.kind === 'describe-cluster') {
+        // An EXECUTE would reach the backend unseen, and its answer names the real ring.
+        return invalid('DESCRIBE CLUSTER cannot be prepared through the proxy; send it as a plain query');
+      }
+      const refusal = refusalOf(target);
+      if (refusal) return refusal;
       if (!isSystemTableQuery(text, keyspace)) return undefined;
       const parsed = parseSystemQuery(text, keyspace);
       if (!parsed.ok) return invalid(parsed.message);

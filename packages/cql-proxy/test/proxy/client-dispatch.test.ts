@@ -4,13 +4,14 @@
 // defects are checked against the real server in custom-payload.cassandra.test.ts and
 // auth.cassandra.test.ts.
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { decodeCell } from '../../src/protocol/cells.js';
+import { decodeCell, encodeCell } from '../../src/protocol/cells.js';
 import { Consistency } from '../../src/protocol/consistency.js';
 import { decodeError, encodeError } from '../../src/protocol/error-message.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { FrameFlag, Opcode, type Frame } from '../../src/protocol/frame.js';
 import { encodeAuthToken, encodeExecute, encodePrepare, encodeQuery, encodeRegister, encodeStartup } from '../../src/protocol/requests.js';
-import { decodeResult } from '../../src/protocol/result.js';
+import { decodeResult, encodeResult } from '../../src/protocol/result.js';
+import { DataTypeId, types, type DataType } from '../../src/protocol/types.js';
 import { Writer } from '../../src/protocol/writer.js';
 import { BackendConnectionError } from '../../src/proxy/backend-connection.js';
 import { RawClient } from './raw-client.js';
@@ -235,5 +236,81 @@ describe('protocol edges', () => {
     expect(errorOf(await client.next(2)).code).toBe(ErrorCode.SERVER_ERROR);
     client.send(4, 3, Opcode.QUERY, query('SELECT * FROM ks.node'));
     expect(errorOf(await client.next(3)).code).toBe(ErrorCode.OVERLOADED);
+  });
+});
+
+describe('system keyspaces and DESCRIBE', () => {
+  const describeAnswer = () => {
+    const text = { id: DataTypeId.VARCHAR } as const;
+    const ownership = types.map(types.varchar, types.list(types.varchar));
+    const spec = (name: string, type: DataType) => ({ keyspace: 'system', table: 'describe', name, type });
+    return encodeResult(
+      {
+        kind: 'Rows',
+        metadata: {
+          columnCount: 4,
+          columns: [spec('cluster', text), spec('partitioner', text), spec('snitch', text), spec('range_ownership', ownership)],
+        },
+        rows: [
+          [
+            encodeCell(text, 'Real Cluster'),
+            encodeCell(text, 'Murmur3Partitioner'),
+            encodeCell(text, 'SimpleSnitch'),
+            encodeCell(ownership, new Map([[REAL_NODE.token, [`/${REAL_NODE.address}:7000`]]])),
+          ],
+        ],
+      },
+      4,
+    );
+  };
+
+  it('DESCRIBE CLUSTER is forwarded and its range_ownership replaced by the virtual ring', async () => {
+    const { client, forwarded } = await proxyWith((request) =>
+      request.opcode === Opcode.QUERY ? { opcode: Opcode.RESULT, body: describeAnswer() } : openBackend(request),
+    );
+    client.send(4, 1, Opcode.STARTUP, startup);
+    await client.next(1);
+    client.send(4, 2, Opcode.QUERY, query('DESCRIBE CLUSTER'));
+    const answer = await client.next(2);
+    const [row] = rowsOf(answer);
+    expect(row!.cluster).toBe('Real Cluster');
+    const ownership = row!.range_ownership as Map<string, string[]>;
+    const owners = new Set([...ownership.values()].flat());
+    expect(owners).toEqual(new Set(['/127.0.0.50:9042', '/127.0.0.51:9042']));
+    expect(answer!.body.includes(Buffer.from(REAL_NODE.token))).toBe(false);
+    expect(answer!.body.includes(Buffer.from(REAL_NODE.address))).toBe(false);
+    expect(statementsForwarded(forwarded)).toHaveLength(1);
+  });
+
+  it.each([
+    ['SELECT * FROM system_views.gossip_info', undefined],
+    ['SELECT peer, host_id FROM system.peer_events_v2', undefined],
+    ['SELECT * FROM system.size_estimates', undefined],
+    ['SELECT JSON * FROM system_traces.sessions', undefined],
+    ['SELECT address FROM clients', 'system_views'],
+  ])('%s (keyspace %s) is refused with INVALID and never forwarded', async (text, keyspace) => {
+    const { client, forwarded } = await proxyWith(openBackend);
+    client.send(5, 1, Opcode.STARTUP, startup);
+    await client.next(1);
+    client.useSegments(false);
+    const body = encodeQuery({ query: text, parameters: { consistency: Consistency.ONE, ...(keyspace ? { keyspace } : {}) } }, 5);
+    client.send(5, 2, Opcode.QUERY, body);
+    const error = errorOf(await client.next(2));
+    expect(error.code).toBe(ErrorCode.INVALID);
+    expect(error.message).toMatch(/is not served through the proxy/);
+    client.send(5, 3, Opcode.PREPARE, encodePrepare({ query: text, ...(keyspace ? { keyspace } : {}) }, 5));
+    expect(errorOf(await client.next(3)).code).toBe(ErrorCode.INVALID);
+    expect(statementsForwarded(forwarded)).toEqual([]);
+  });
+
+  it('schema and user tables are forwarded', async () => {
+    const { client, forwarded } = await proxyWith(openBackend);
+    client.send(4, 1, Opcode.STARTUP, startup);
+    await client.next(1);
+    client.send(4, 2, Opcode.QUERY, query('SELECT keyspace_name FROM system_schema.keyspaces'));
+    expect((await client.next(2))?.opcode).toBe(Opcode.RESULT);
+    client.send(4, 3, Opcode.QUERY, query('DESCRIBE FULL SCHEMA'));
+    expect((await client.next(3))?.opcode).toBe(Opcode.RESULT);
+    expect(statementsForwarded(forwarded)).toHaveLength(2);
   });
 });
