@@ -102,6 +102,8 @@ const passed: Record<string, readonly string[]> = {
     'local_scan_latency',
     'local_write_latency',
     'max_partition_size',
+    'max_sstable_duration',
+    'max_sstable_size',
     'network_permissions_cache_keys',
     'permissions_cache_keys',
     'queries',
