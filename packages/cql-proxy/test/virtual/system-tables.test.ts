@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { decodeCell, encodeCell, type CellValue } from '../../src/protocol/cells.js';
 import { UNSET } from '../../src/protocol/reader.js';
-import { cqlTypeName, types } from '../../src/protocol/types.js';
+import { cqlTypeName, DataTypeId, types } from '../../src/protocol/types.js';
+import { toJson } from '../../src/virtual/system-functions.js';
 import { timeUuidMillis } from '../../src/virtual/timeuuid.js';
 import { deriveMembership } from '../../src/virtual/membership.js';
 import { parseSystemQuery } from '../../src/virtual/system-query.js';
@@ -499,5 +500,20 @@ describe('native functions in a system.local read (health checks, cqlsh, drivers
     const shape = preparedShape(parsed.query, systemSchemas());
     if (!shape.ok) throw new Error(shape.message);
     expect(shape.columns.map((c) => c.name)).toEqual(['n', 'system.tojson(host_id)']);
+  });
+});
+
+describe('toJson() formats', () => {
+  it('writes maps, timestamps, dates, times and blobs as Cassandra does', () => {
+    const map = types.map(types.uuid, types.blob);
+    expect(toJson(map, new Map([['176c39cd-b93d-33a5-a218-8eb06a56f66e', Buffer.from('0001', 'hex')]]))).toBe(
+      '{"176c39cd-b93d-33a5-a218-8eb06a56f66e": "0x0001"}',
+    );
+    expect(toJson(types.map(types.int, types.varchar), new Map([[1, 'a']]))).toBe('{"1": "a"}');
+    expect(toJson(types.timestamp, new Date('2026-12-03T09:58:09.796Z'))).toBe('"2026-12-03 09:58:09.796Z"');
+    expect(toJson({ id: DataTypeId.DATE }, new Date('2026-12-03T00:00:00Z'))).toBe('"2026-12-03"');
+    expect(toJson({ id: DataTypeId.TIME }, 35_889_803_787_118n)).toBe('"09:58:09.803787118"');
+    expect(toJson(types.set(types.varchar), ['-9223372036854775808', '0'])).toBe('["-9223372036854775808", "0"]');
+    expect(toJson(types.varchar, 'say "hi"')).toBe('"say \\"hi\\""');
   });
 });
