@@ -29,6 +29,12 @@ import { PreparedCache } from './prepared-cache.js';
 const unsupportedVersion = (version: number) =>
   `${UNSUPPORTED_VERSION_MESSAGE} (${version}); supported versions are (${describeVersions(SUPPORTED_VERSIONS).join(', ')})`;
 
+const unpreparedHere = (id: Buffer): ErrorMessage => ({
+  code: ErrorCode.UNPREPARED,
+  message: `Prepared statement 0x${id.toString('hex')} was not prepared through this proxy (or it has been evicted); prepare it again`,
+  details: { code: ErrorCode.UNPREPARED, id },
+});
+
 /** An answer the proxy gives itself instead of forwarding. */
 export type LocalAnswer = { readonly result: Result } | { readonly error: ErrorMessage };
 
@@ -192,7 +198,13 @@ export class ClientConnection {
       case Opcode.EXECUTE: {
         const body = this.#body(frame);
         const id = new Reader(body).readShortBytes();
-        if (!this.#context.intercept.owns(id)) return this.#forward(frame, started, { executeId: id });
+        if (!this.#context.intercept.owns(id)) {
+          // An id that was never prepared through this proxy may name any statement the backend
+          // has cached (a read of a table the proxy refuses, prepared by a direct client): the
+          // client prepares it here first, where the proxy sees the statement. Drivers do so on UNPREPARED.
+          if (!this.#prepared.get(id)) return this.#reply(frame, { error: unpreparedHere(id) });
+          return this.#forward(frame, started, { executeId: id });
+        }
         const execute = decodeExecute(body, frame.version);
         const answer = this.#context.intercept.execute(execute.id, execute.parameters, this);
         if (answer) return this.#answer(frame, answer, started);

@@ -314,3 +314,35 @@ describe('system keyspaces and DESCRIBE', () => {
     expect(statementsForwarded(forwarded)).toHaveLength(2);
   });
 });
+
+describe('EXECUTE of a statement the proxy never saw prepared', () => {
+  const id = Buffer.from('00112233445566778899aabbccddeeff', 'hex');
+  const preparingBackend: Script = (request) =>
+    request.opcode === Opcode.PREPARE
+      ? {
+          opcode: Opcode.RESULT,
+          body: encodeResult(
+            { kind: 'Prepared', id, metadata: { columns: [], pkIndexes: [] }, resultMetadata: { columnCount: 0, columns: [] } },
+            4,
+          ),
+        }
+      : openBackend(request);
+  const execute = encodeExecute({ id, parameters: { consistency: Consistency.ONE } }, 4);
+
+  it('is answered UNPREPARED with its id (the driver then prepares it through the proxy), not forwarded', async () => {
+    const { client, forwarded } = await proxyWith(preparingBackend);
+    client.send(4, 1, Opcode.STARTUP, startup);
+    await client.next(1);
+    // The id of a statement the backend may have cached from a direct client: `SELECT * FROM system_views.gossip_info`, say.
+    client.send(4, 2, Opcode.EXECUTE, execute);
+    const error = errorOf(await client.next(2));
+    expect(error.code).toBe(ErrorCode.UNPREPARED);
+    expect(error.details).toEqual({ code: ErrorCode.UNPREPARED, id });
+    expect(statementsForwarded(forwarded)).toEqual([]);
+    client.send(4, 3, Opcode.PREPARE, encodePrepare({ query: 'SELECT * FROM ks.t' }, 4));
+    expect((await client.next(3))?.opcode).toBe(Opcode.RESULT);
+    client.send(4, 4, Opcode.EXECUTE, execute);
+    expect((await client.next(4))?.opcode).toBe(Opcode.RESULT);
+    expect(statementsForwarded(forwarded).map((f) => f.opcode)).toEqual([Opcode.PREPARE, Opcode.EXECUTE]);
+  });
+});
