@@ -11,7 +11,7 @@ import { Consistency } from '../../src/protocol/consistency.js';
 import { decodeError, type ErrorMessage } from '../../src/protocol/error-message.js';
 import { Opcode } from '../../src/protocol/frame.js';
 import { addressToBytes } from '../../src/protocol/inet.js';
-import { encodeQuery, encodeStartup } from '../../src/protocol/requests.js';
+import { encodeExecute, encodePrepare, encodeQuery, encodeStartup } from '../../src/protocol/requests.js';
 import { decodeResult, type ColumnSpec } from '../../src/protocol/result.js';
 import { DataTypeId, type DataType } from '../../src/protocol/types.js';
 import { RawClient } from './raw-client.js';
@@ -223,6 +223,26 @@ export function systemWalk(name: 'cassandra' | 'cassandra3', replication: number
         );
         expect(findings).toEqual([]);
         expect(mismatches).toEqual([]);
+      },
+      TIMEOUT,
+    );
+
+    it(
+      'a statement the backend prepared for a direct client cannot be executed through the proxy by its id',
+      async () => {
+        const direct = await Cql.open(backend!.contactPoints[0]!);
+        try {
+          direct.raw.send(4, 7, Opcode.PREPARE, encodePrepare({ query: 'SELECT * FROM system_views.gossip_info' }, 4));
+          const prepared = decodeResult((await direct.raw.next(7))!.body, 4);
+          if (prepared.kind !== 'Prepared') throw new Error(`PREPARE answered ${prepared.kind}`);
+          cql.raw.send(4, 8, Opcode.EXECUTE, encodeExecute({ id: prepared.id, parameters: { consistency: Consistency.ONE } }, 4));
+          const frame = (await cql.raw.next(8))!;
+          const answer = frame.opcode === Opcode.ERROR ? { body: frame.body, error: decodeError(frame.body) } : { body: frame.body };
+          expect(leaks(answer, identity)).toEqual([]);
+          expect(answer.error?.code).toBe(ErrorCode.UNPREPARED);
+        } finally {
+          direct.close();
+        }
       },
       TIMEOUT,
     );
