@@ -19,6 +19,7 @@ import {
   unsupportedVersionReply,
 } from '../protocol/version.js';
 import { BackendConnectionError, type BackendConnection } from './backend-connection.js';
+import { hideNodeAddresses } from './error-addresses.js';
 import { Handshake } from './handshake.js';
 import type { FrameCompression } from '../protocol/compression.js';
 import type { VirtualView } from '../virtual/view.js';
@@ -326,11 +327,27 @@ export class ClientConnection {
         Opcode.RESULT,
         encodeResult(forwarding.rewrite(decodeResult(this.#responseBody(response), frame.version)), frame.version),
       );
+    } else if (response.opcode === Opcode.ERROR) {
+      this.#deliverError(frame, response);
     } else {
       this.#write(frame.stream, response.opcode, response.flags, response.body);
     }
     this.#context.metrics.forwardedDuration.observe((performance.now() - started) / 1e3);
     forwarding?.answered?.(response.opcode);
+  }
+
+  /** A backend ERROR, with the node addresses it may name replaced by the one this client dialled. */
+  #deliverError(frame: Frame, response: Frame): void {
+    let hidden: Buffer | undefined;
+    try {
+      const body = this.#responseBody(response);
+      const scrubbed = hideNodeAddresses(body, frame.version, this.localAddress);
+      if (scrubbed !== body) hidden = scrubbed;
+    } catch {
+      // An ERROR the proxy cannot read is passed on as it is; the client cannot read it either.
+    }
+    if (hidden) this.#send(frame, Opcode.ERROR, hidden);
+    else this.#write(frame.stream, response.opcode, response.flags, response.body);
   }
 
   #fail(frame: Frame, error: unknown): void {
