@@ -19,7 +19,7 @@ import {
   unsupportedVersionReply,
 } from '../protocol/version.js';
 import { BackendConnectionError, type BackendConnection } from './backend-connection.js';
-import { hideNodeAddresses } from './error-addresses.js';
+import { hideNodeAddresses, withoutNodeAddresses } from './error-addresses.js';
 import { Handshake } from './handshake.js';
 import type { FrameCompression } from '../protocol/compression.js';
 import type { VirtualView } from '../virtual/view.js';
@@ -352,6 +352,8 @@ export class ClientConnection {
 
   #fail(frame: Frame, error: unknown): void {
     this.#inFlight--;
+    // A STARTUP no node answered leaves the connection new: the client may send STARTUP again.
+    if (frame.opcode === Opcode.STARTUP) this.#handshake.startupAnswered(Opcode.ERROR);
     this.#replyFailure(frame, error);
   }
 
@@ -420,8 +422,9 @@ export class ClientConnection {
     const message = `proxy: ${(error as Error)?.message ?? String(error)}`;
     if (error instanceof BackendConnectionError) {
       // The node failed this request, not the request: the client may retry it on another host.
+      // Which node it was is the operator's business (metrics, logs), not the client's.
       this.#context.metrics.errors.inc({ kind: 'backend' });
-      this.#reply(frame, { error: { code: ErrorCode.OVERLOADED, message } });
+      this.#reply(frame, { error: { code: ErrorCode.OVERLOADED, message: withoutNodeAddresses(message) } });
       return;
     }
     // Anything else is the proxy's own fault: retrying elsewhere would hide it, so say so.

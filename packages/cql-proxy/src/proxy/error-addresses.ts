@@ -36,3 +36,11 @@ export function hideNodeAddresses(body: Buffer, version: number, shown: string):
   if (message === error.message && trailer === error.trailer) return body;
   return encodeError({ ...error, message, ...(trailer ? { trailer } : {}) });
 }
+
+/** `host:port` as the proxy's own messages write a backend node (an IP, a bracketed IPv6 or a name). */
+const HOST_PORT = /(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*):\d{1,5}\b/g;
+
+/** A message about a backend failure with each `host:port` it names replaced by "a backend node". */
+export function withoutNodeAddresses(message: string): string {
+  return message.replace(HOST_PORT, 'a backend node');
+}

@@ -346,3 +346,21 @@ describe('EXECUTE of a statement the proxy never saw prepared', () => {
     expect(statementsForwarded(forwarded).map((f) => f.opcode)).toEqual([Opcode.PREPARE, Opcode.EXECUTE]);
   });
 });
+
+describe('a STARTUP no backend node answered', () => {
+  it('leaves the connection new: the client may send STARTUP again', async () => {
+    let attempts = 0;
+    const { client } = await proxyWith((request) =>
+      request.opcode === Opcode.STARTUP && ++attempts === 1
+        ? new BackendConnectionError('cannot connect to Cassandra at 10.0.0.1:9042')
+        : openBackend(request),
+    );
+    client.send(4, 1, Opcode.STARTUP, startup);
+    const error = errorOf(await client.next(1));
+    expect(error.code).toBe(ErrorCode.OVERLOADED);
+    // Which node failed is not the client's to know.
+    expect(error.message).toBe('proxy: cannot connect to Cassandra at a backend node');
+    client.send(4, 2, Opcode.STARTUP, startup);
+    expect((await client.next(2))?.opcode).toBe(Opcode.READY);
+  });
+});
