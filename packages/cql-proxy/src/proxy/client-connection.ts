@@ -322,11 +322,7 @@ export class ClientConnection {
       // An undecodable RESULT is the client's to judge; the proxy only loses a cache entry.
     }
     if (forwarding?.rewrite && response.opcode === Opcode.RESULT) {
-      this.#send(
-        frame,
-        Opcode.RESULT,
-        encodeResult(forwarding.rewrite(decodeResult(this.#responseBody(response), frame.version)), frame.version),
-      );
+      this.#deliverRewritten(frame, response, forwarding.rewrite);
     } else if (response.opcode === Opcode.ERROR) {
       this.#deliverError(frame, response);
     } else {
@@ -334,6 +330,18 @@ export class ClientConnection {
     }
     this.#context.metrics.forwardedDuration.observe((performance.now() - started) / 1e3);
     forwarding?.answered?.(response.opcode);
+  }
+
+  /** A RESULT rewritten before the client sees it; one the proxy cannot rewrite is not passed on as it is. */
+  #deliverRewritten(frame: Frame, response: Frame, rewrite: (result: Result) => Result): void {
+    let body: Buffer;
+    try {
+      body = encodeResult(rewrite(decodeResult(this.#responseBody(response), frame.version)), frame.version);
+    } catch (error) {
+      this.#replyFailure(frame, new Error(`the backend's answer could not be rewritten: ${(error as Error)?.message ?? String(error)}`));
+      return;
+    }
+    this.#send(frame, Opcode.RESULT, body);
   }
 
   /** A backend ERROR, with the node addresses it may name replaced by the one this client dialled. */

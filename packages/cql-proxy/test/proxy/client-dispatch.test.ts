@@ -282,6 +282,17 @@ describe('system keyspaces and DESCRIBE', () => {
     expect(statementsForwarded(forwarded)).toHaveLength(1);
   });
 
+  it('a DESCRIBE CLUSTER answer the proxy cannot rewrite is SERVER_ERROR, never passed on', async () => {
+    const truncated = describeAnswer().subarray(0, 60);
+    const { client } = await proxyWith((request) =>
+      request.opcode === Opcode.QUERY ? { opcode: Opcode.RESULT, body: truncated } : openBackend(request),
+    );
+    client.send(4, 1, Opcode.STARTUP, startup);
+    await client.next(1);
+    client.send(4, 2, Opcode.QUERY, query('DESCRIBE CLUSTER'));
+    expect(errorOf(await client.next(2)).code).toBe(ErrorCode.SERVER_ERROR);
+  });
+
   it.each([
     ['SELECT * FROM system_views.gossip_info', undefined],
     ['SELECT peer, host_id FROM system.peer_events_v2', undefined],
