@@ -16,6 +16,8 @@ import { Writer } from './writer.js';
 export type CellValue =
   string | number | bigint | boolean | Buffer | Date | null | readonly CellValue[] | ReadonlyMap<CellValue, CellValue>;
 
+const DAY_MS = 86_400_000;
+
 function mismatch(type: DataType, value: unknown): ProtocolError {
   const shown = typeof value === 'object' ? (value?.constructor?.name ?? 'null') : typeof value;
   return encodingError(`Cannot encode a ${shown} as ${cqlTypeName(type)}`);
@@ -59,6 +61,14 @@ function writeCell(w: Writer, type: DataType, value: Exclude<CellValue, null>): 
       if (!(value instanceof Date)) throw mismatch(type, value);
       w.writeLong(BigInt(value.getTime()));
       return;
+    case DataTypeId.DATE: {
+      // Days since the epoch, unsigned, with the epoch at 2^31; the value is that day's midnight UTC.
+      if (!(value instanceof Date)) throw mismatch(type, value);
+      const b = Buffer.alloc(4);
+      b.writeUInt32BE((Math.floor(value.getTime() / DAY_MS) + 2 ** 31) >>> 0);
+      w.writeRaw(b);
+      return;
+    }
     case DataTypeId.DOUBLE:
     case DataTypeId.FLOAT: {
       if (typeof value !== 'number') throw mismatch(type, value);
@@ -146,6 +156,9 @@ export function decodeCell(type: DataType, bytes: Buffer | null): CellValue {
     case DataTypeId.TIMESTAMP:
       fixed(8);
       return new Date(Number(bytes.readBigInt64BE(0)));
+    case DataTypeId.DATE:
+      fixed(4);
+      return new Date((bytes.readUInt32BE(0) - 2 ** 31) * DAY_MS);
     case DataTypeId.DOUBLE:
       fixed(8);
       return bytes.readDoubleBE(0);

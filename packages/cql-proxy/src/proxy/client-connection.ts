@@ -5,8 +5,10 @@ import { canEncodeSchemaChange, encodeEvent, type Event } from '../protocol/even
 import { encodeFrameHeader, FrameDecoder, FrameFlag, Opcode, type Frame } from '../protocol/frame.js';
 import { decodeExecute, decodePrepare, decodeQuery, decodeRegister, decodeStartup, encodePrepare } from '../protocol/requests.js';
 import { Reader } from '../protocol/reader.js';
+import { namesKeyspace, requestMessage } from '../protocol/request-message.js';
+import { openFrame } from '../protocol/envelope.js';
 import { encodeSupported } from '../protocol/responses.js';
-import { encodeResult, type Result } from '../protocol/result.js';
+import { decodeResult, encodeResult, type Result } from '../protocol/result.js';
 import { SegmentedFrameDecoder } from '../protocol/segment.js';
 import {
   describeVersions,
@@ -14,8 +16,11 @@ import {
   replyVersion,
   SUPPORTED_VERSIONS,
   UNSUPPORTED_VERSION_MESSAGE,
+  unsupportedVersionReply,
 } from '../protocol/version.js';
-import type { BackendConnection } from './backend-connection.js';
+import { BackendConnectionError, type BackendConnection } from './backend-connection.js';
+import { hideNodeAddresses, withoutNodeAddresses } from './error-addresses.js';
+import { Handshake } from './handshake.js';
 import type { FrameCompression } from '../protocol/compression.js';
 import type { VirtualView } from '../virtual/view.js';
 import type { ProxyContext } from './context.js';
@@ -24,6 +29,12 @@ import { PreparedCache } from './prepared-cache.js';
 
 const unsupportedVersion = (version: number) =>
   `${UNSUPPORTED_VERSION_MESSAGE} (${version}); supported versions are (${describeVersions(SUPPORTED_VERSIONS).join(', ')})`;
+
+const unpreparedHere = (id: Buffer): ErrorMessage => ({
+  code: ErrorCode.UNPREPARED,
+  message: `Prepared statement 0x${id.toString('hex')} was not prepared through this proxy (or it has been evicted); prepare it again`,
+  details: { code: ErrorCode.UNPREPARED, id },
+});
 
 /** An answer the proxy gives itself instead of forwarding. */
 export type LocalAnswer = { readonly result: Result } | { readonly error: ErrorMessage };
@@ -36,6 +47,8 @@ interface Forwarding {
   readonly executeId?: Buffer;
   /** Called after the answer was written to the client. */
   readonly answered?: (opcode: number) => void;
+  /** A RESULT the client must not see as the backend wrote it (DESCRIBE CLUSTER's real ring). */
+  readonly rewrite?: (result: Result) => Result;
 }
 
 /**
@@ -57,7 +70,7 @@ export class ClientConnection {
   #keyspace: string | undefined;
   #inFlight = 0;
   #closed = false;
-  #startupSeen = false;
+  readonly #handshake = new Handshake();
   readonly registered = new Set<string>();
   /** The membership view this client's last system-table read was answered from. */
   servedView: VirtualView | undefined;
@@ -148,11 +161,8 @@ export class ClientConnection {
 
   #dispatch(frame: Frame): void {
     const started = performance.now();
-    if (!this.#startupSeen && frame.opcode !== Opcode.OPTIONS && frame.opcode !== Opcode.STARTUP) {
-      return this.#reply(frame, {
-        error: { code: ErrorCode.PROTOCOL_ERROR, message: 'Send STARTUP before any other request except OPTIONS' },
-      });
-    }
+    const refusal = this.#handshake.refusal(frame.opcode);
+    if (refusal) return this.#reply(frame, { error: refusal });
     switch (frame.opcode) {
       case Opcode.OPTIONS:
         return this.#send(frame, Opcode.SUPPORTED, encodeSupported({ options: this.#context.supportedOptions() }));
@@ -169,10 +179,13 @@ export class ClientConnection {
       case Opcode.QUERY: {
         // The hot path reads only the statement text; parameters are decoded for our own tables.
         const body = this.#body(frame);
-        const text = new Reader(body).readLongString();
-        if (!this.#context.intercept.targets(text, this.#keyspace, frame.version)) return this.#forward(frame, started);
+        const reader = new Reader(body);
+        const text = reader.readLongString();
+        if (!this.#context.intercept.targets(text, this.#keyspace, namesKeyspace(reader, frame.version)))
+          return this.#forward(frame, started);
         const query = decodeQuery(body, frame.version);
         const answer = this.#context.intercept.query(query.query, query.parameters.keyspace ?? this.#keyspace, query.parameters, this);
+        if (answer && 'rewrite' in answer) return this.#forward(frame, started, { rewrite: answer.rewrite });
         if (answer) return this.#answer(frame, answer, started);
         return this.#forward(frame, started);
       }
@@ -186,15 +199,22 @@ export class ClientConnection {
       case Opcode.EXECUTE: {
         const body = this.#body(frame);
         const id = new Reader(body).readShortBytes();
-        if (!this.#context.intercept.owns(id)) return this.#forward(frame, started, { executeId: id });
+        if (!this.#context.intercept.owns(id)) {
+          // An id that was never prepared through this proxy may name any statement the backend
+          // has cached (a read of a table the proxy refuses, prepared by a direct client): the
+          // client prepares it here first, where the proxy sees the statement. Drivers do so on UNPREPARED.
+          if (!this.#prepared.get(id)) return this.#reply(frame, { error: unpreparedHere(id) });
+          return this.#forward(frame, started, { executeId: id });
+        }
         const execute = decodeExecute(body, frame.version);
         const answer = this.#context.intercept.execute(execute.id, execute.parameters, this);
         if (answer) return this.#answer(frame, answer, started);
         return this.#forward(frame, started, { executeId: execute.id });
       }
       case Opcode.BATCH:
-      case Opcode.AUTH_RESPONSE:
         return this.#forward(frame, started);
+      case Opcode.AUTH_RESPONSE:
+        return this.#forward(frame, started, { answered: (opcode) => this.#handshake.authAnswered(opcode) });
       default:
         // Response opcodes and unknown ones are never forwarded: the backend must not see garbage.
         return this.#reply(frame, {
@@ -203,11 +223,9 @@ export class ClientConnection {
     }
   }
 
-  /** The frame's body, decompressed when the client compressed it. */
+  /** The request's message: decompressed, and past any custom payload. */
   #body(frame: Frame): Buffer {
-    if ((frame.flags & FrameFlag.COMPRESSION) === 0) return frame.body;
-    if (!this.#codec) throw new ProtocolError('a compressed frame arrived before compression was negotiated');
-    return this.#codec.decompress(frame.body, this.#context.config.limits.maxFrameBytes);
+    return requestMessage(frame, this.#codec, this.#context.config.limits.maxFrameBytes);
   }
 
   async #backendConnection(): Promise<BackendConnection> {
@@ -229,10 +247,6 @@ export class ClientConnection {
 
   /** STARTUP: settle compression, connect to a backend node, forward; v5 then switches to segments. */
   #startup(frame: Frame, started: number): void {
-    if (this.#startupSeen) {
-      return this.#reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: 'STARTUP was already sent on this connection' } });
-    }
-    this.#startupSeen = true;
     const startup = decodeStartup(this.#body(frame));
     const compression = startup.options.get('COMPRESSION');
     const codec = compression ? this.#context.codec(compression) : undefined;
@@ -241,8 +255,10 @@ export class ClientConnection {
     }
     // v5 compresses segments, not frame bodies.
     if (frame.version < 5) this.#codec = codec;
+    this.#handshake.startupSent();
     this.#forward(frame, started, {
       answered: (opcode) => {
+        this.#handshake.startupAnswered(opcode);
         if (frame.version < 5 || (opcode !== Opcode.READY && opcode !== Opcode.AUTHENTICATE)) return;
         // Both directions frame everything after this answer in segments.
         const lz4 = compression === 'lz4';
@@ -281,7 +297,9 @@ export class ClientConnection {
   }
 
   #relay(backend: BackendConnection, frame: Frame, started: number, forwarding: Forwarding | undefined): void {
-    backend.send(frame.opcode, frame.body, frame.flags, this.#context.config.backend.requestTimeout, (error, response) => {
+    // v5 ignores the frame compression flag (segments compress): the backend is not shown it either.
+    const flags = frame.version >= 5 ? frame.flags & ~FrameFlag.COMPRESSION : frame.flags;
+    backend.send(frame.opcode, frame.body, flags, this.#context.config.backend.requestTimeout, (error, response) => {
       if (error) return this.#fail(frame, error);
       if (response!.opcode === Opcode.ERROR && forwarding?.executeId) {
         this.#recoverUnprepared(backend, frame, response!, forwarding.executeId).then(
@@ -303,13 +321,47 @@ export class ClientConnection {
     } catch {
       // An undecodable RESULT is the client's to judge; the proxy only loses a cache entry.
     }
-    this.#write(frame.stream, response.opcode, response.flags, response.body);
+    if (forwarding?.rewrite && response.opcode === Opcode.RESULT) {
+      this.#deliverRewritten(frame, response, forwarding.rewrite);
+    } else if (response.opcode === Opcode.ERROR) {
+      this.#deliverError(frame, response);
+    } else {
+      this.#write(frame.stream, response.opcode, response.flags, response.body);
+    }
     this.#context.metrics.forwardedDuration.observe((performance.now() - started) / 1e3);
     forwarding?.answered?.(response.opcode);
   }
 
+  /** A RESULT rewritten before the client sees it; one the proxy cannot rewrite is not passed on as it is. */
+  #deliverRewritten(frame: Frame, response: Frame, rewrite: (result: Result) => Result): void {
+    let body: Buffer;
+    try {
+      body = encodeResult(rewrite(decodeResult(this.#responseBody(response), frame.version)), frame.version);
+    } catch (error) {
+      this.#replyFailure(frame, new Error(`the backend's answer could not be rewritten: ${(error as Error)?.message ?? String(error)}`));
+      return;
+    }
+    this.#send(frame, Opcode.RESULT, body);
+  }
+
+  /** A backend ERROR, with the node addresses it may name replaced by the one this client dialled. */
+  #deliverError(frame: Frame, response: Frame): void {
+    let hidden: Buffer | undefined;
+    try {
+      const body = this.#responseBody(response);
+      const scrubbed = hideNodeAddresses(body, frame.version, this.localAddress);
+      if (scrubbed !== body) hidden = scrubbed;
+    } catch {
+      // An ERROR the proxy cannot read is passed on as it is; the client cannot read it either.
+    }
+    if (hidden) this.#send(frame, Opcode.ERROR, hidden);
+    else this.#write(frame.stream, response.opcode, response.flags, response.body);
+  }
+
   #fail(frame: Frame, error: unknown): void {
     this.#inFlight--;
+    // A STARTUP no node answered leaves the connection new: the client may send STARTUP again.
+    if (frame.opcode === Opcode.STARTUP) this.#handshake.startupAnswered(Opcode.ERROR);
     this.#replyFailure(frame, error);
   }
 
@@ -336,10 +388,9 @@ export class ClientConnection {
     return backend.request(request.opcode, request.body, { flags: request.flags, timeout: this.#context.config.backend.requestTimeout });
   }
 
+  /** A backend answer's message: decompressed, past the tracing id, warnings and custom payload its flags announce. */
   #responseBody(frame: Frame): Buffer {
-    return (frame.flags & FrameFlag.COMPRESSION) !== 0 && this.#codec
-      ? this.#codec.decompress(frame.body, this.#context.config.limits.maxFrameBytes)
-      : frame.body;
+    return openFrame(frame, this.#codec, this.#context.config.limits.maxFrameBytes).message;
   }
 
   #rememberPrepared(response: Frame, statement: { query: string; keyspace: string | undefined }): void {
@@ -376,8 +427,17 @@ export class ClientConnection {
       this.#reply(frame, { error: { code: error.code, message: error.message } });
       return;
     }
-    this.#context.metrics.errors.inc({ kind: 'backend' });
-    this.#reply(frame, { error: { code: ErrorCode.OVERLOADED, message: `proxy: ${(error as Error)?.message ?? String(error)}` } });
+    const message = `proxy: ${(error as Error)?.message ?? String(error)}`;
+    if (error instanceof BackendConnectionError) {
+      // The node failed this request, not the request: the client may retry it on another host.
+      // Which node it was is the operator's business (metrics, logs), not the client's.
+      this.#context.metrics.errors.inc({ kind: 'backend' });
+      this.#reply(frame, { error: { code: ErrorCode.OVERLOADED, message: withoutNodeAddresses(message) } });
+      return;
+    }
+    // Anything else is the proxy's own fault: retrying elsewhere would hide it, so say so.
+    this.#context.metrics.errors.inc({ kind: 'internal' });
+    this.#reply(frame, { error: { code: ErrorCode.SERVER_ERROR, message } });
   }
 
   /** Sends a message the proxy composed, compressed when the client asked for compression. */
@@ -415,10 +475,16 @@ export class ClientConnection {
     // Drivers step down only on this exact wording.
     if (error instanceof UnsupportedVersionError) protocolError = new ProtocolError(unsupportedVersion(error.version));
     const stream = error instanceof UnsupportedVersionError ? error.stream : 0;
-    const readable = this.#version ?? (error instanceof UnsupportedVersionError ? Math.max(3, replyVersion(error.version)) : 4);
-    this.#version = readable;
-    this.#context.metrics.errors.inc({ kind: 'protocol' });
-    this.#send({ stream }, Opcode.ERROR, encodeError({ code: protocolError.code, message: protocolError.message }));
+    // Negotiation is what drivers do at every connect: counted apart, so `protocol` stays an alert.
+    this.#context.metrics.errors.inc({ kind: error instanceof UnsupportedVersionError ? 'version_negotiation' : 'protocol' });
+    if (error instanceof UnsupportedVersionError && this.#version === undefined) {
+      // The client's first frame: answer in the header layout it reads (v1/v2: 8 bytes, one-byte stream).
+      this.#version = Math.max(3, replyVersion(error.version));
+      this.#writer.write(unsupportedVersionReply(error.version, stream), Buffer.alloc(0));
+    } else {
+      this.#version ??= 4;
+      this.#send({ stream }, Opcode.ERROR, encodeError({ code: protocolError.code, message: protocolError.message }));
+    }
     this.#writer.flush();
     this.socket.end();
     this.#closed = true;

@@ -3,18 +3,34 @@ import type { Event } from '../protocol/event.js';
 import type { VirtualView } from '../virtual/view.js';
 import type { ProxyMetrics } from '../http/metrics.js';
 import type { QueryParameters } from '../protocol/query-parameters.js';
+import type { Result } from '../protocol/result.js';
 import type { BackendConnection } from './backend-connection.js';
 import type { ClientConnection, LocalAnswer } from './client-connection.js';
 import type { FrameCompression } from '../protocol/compression.js';
 import type { PreparedCache } from './prepared-cache.js';
 
+/** A statement to forward whose RESULT the proxy must rewrite before the client sees it. */
+export interface Rewrite {
+  readonly rewrite: (result: Result) => Result;
+}
+
 /** Answers for the system tables; undefined means "not a system-table statement: forward it". */
 export interface SystemTableIntercept {
-  /** Cheap: whether a QUERY's text may target our tables (then the whole request is decoded). */
-  targets(query: string, keyspace: string | undefined, version: number): boolean;
+  /**
+   * Cheap: whether a QUERY's text may read what the proxy guards (then the whole request is
+   * decoded). `namesKeyspace`: a v5 request that names its own keyspace in its parameters.
+   */
+  targets(query: string, keyspace: string | undefined, namesKeyspace: boolean): boolean;
   /** Whether `id` names a statement the proxy prepared itself. */
   owns(id: Buffer): boolean;
-  query(query: string, keyspace: string | undefined, parameters: QueryParameters, client: ClientConnection): LocalAnswer | undefined;
+  /** How many statements the proxy prepared itself are kept, and their distinct id prefixes (both bounded). */
+  preparedStatements(): { readonly statements: number; readonly prefixes: number };
+  query(
+    query: string,
+    keyspace: string | undefined,
+    parameters: QueryParameters,
+    client: ClientConnection,
+  ): LocalAnswer | Rewrite | undefined;
   prepare(query: string, keyspace: string | undefined, client: ClientConnection): LocalAnswer | undefined;
   execute(id: Buffer, parameters: QueryParameters, client: ClientConnection): LocalAnswer | undefined;
 }

@@ -10,6 +10,11 @@ import type { VirtualView } from '../virtual/view.js';
 import type { BackendView } from './backend-cluster.js';
 import type { ClientConnection, LocalAnswer } from './client-connection.js';
 import type { SystemTableIntercept } from './context.js';
+import { firstWord } from '../virtual/cql-lexer.js';
+import { rewriteDescribeCluster } from '../virtual/describe-cluster.js';
+import { refusalMessage, tablePolicy } from '../virtual/system-keyspaces.js';
+import { mayReadSystem, statementTarget, type StatementTarget } from '../virtual/statement-target.js';
+import { SystemStatements } from './system-statements.js';
 
 export interface InterceptSources {
   readonly config: ProxyConfig;
@@ -26,10 +31,8 @@ const invalid = (message: string): LocalAnswer => ({ error: { code: ErrorCode.IN
  * proxy cannot evaluate is refused with INVALID and a message saying what is supported.
  */
 export function createSystemTableIntercept(sources: InterceptSources): SystemTableIntercept {
-  /** Statements the proxy prepared itself, by id; bounded like the forwarding cache. */
-  const prepared = new Map<string, SystemQuery>();
-  /** The ids' first 32 bits, so a forwarded EXECUTE is told apart cheaply (ids are md5: never shorter). */
-  const prefixes = new Set<number>();
+  /** Statements the proxy prepared itself; bounded like the forwarding cache. */
+  const prepared = new SystemStatements(sources.config.limits.preparedCacheSize);
   let schemas: { source: BackendView; schemas: SystemSchemas } | undefined;
 
   const currentSchemas = (): SystemSchemas => {
@@ -67,24 +70,42 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
     return { result: toRowsResult(result) };
   };
 
+  /** INVALID for a read of a system table that would show the real cluster (see system-keyspaces.ts). */
+  const refusalOf = (target: StatementTarget): LocalAnswer | undefined => {
+    if (target.kind !== 'select' || target.keyspace === undefined) return undefined;
+    const policy = tablePolicy(target.keyspace, target.table);
+    return policy.kind === 'refuse' ? invalid(refusalMessage(target.keyspace, target.table, policy.reason)) : undefined;
+  };
+
   const bindOf = (parameters: QueryParameters): BindValues => ({
     ...(parameters.values ? { values: parameters.values } : {}),
     ...(parameters.valueNames ? { names: parameters.valueNames } : {}),
   });
 
   return {
-    targets(text, keyspace, version) {
-      // v5 may name the keyspace in the parameters: a bare `local` or `peers` is then worth decoding.
-      return isSystemTableQuery(text, keyspace) || (version >= 5 && /\b(local|peers(_v2)?)\b/i.test(text));
+    targets(text, keyspace, namesKeyspace) {
+      // A v5 request may name its keyspace in the parameters: any SELECT is then worth decoding.
+      return mayReadSystem(text, keyspace) || (namesKeyspace && firstWord(text) === 'select');
     },
 
-    owns(id) {
-      // Asked for every EXECUTE: an empty cache or an unknown first word answers without hex-encoding the id.
-      if (prepared.size === 0 || id.length < 4 || !prefixes.has(id.readInt32BE(0))) return false;
-      return prepared.has(id.toString('hex'));
-    },
+    owns: (id) => prepared.owns(id),
+
+    preparedStatements: () => ({ statements: prepared.size, prefixes: prepared.prefixCount }),
 
     query(text, keyspace, parameters, client) {
+      const target = statementTarget(text, keyspace);
+      if (target.kind === 'describe-cluster') {
+        return {
+          rewrite: (result) => {
+            const view = sources.view();
+            const backendLocal = sources.backend().local.rows[0] ?? {};
+            // Without a view there is no virtual ring to show: show none rather than the real one.
+            return view ? rewriteDescribeCluster(result, { view, backendLocal, localAddress: client.localAddress }) : { kind: 'Void' };
+          },
+        };
+      }
+      const refusal = refusalOf(target);
+      if (refusal) return refusal;
       if (!isSystemTableQuery(text, keyspace)) return undefined;
       const parsed = parseSystemQuery(text, keyspace);
       if (!parsed.ok) return invalid(parsed.message);
@@ -92,6 +113,13 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
     },
 
     prepare(text, keyspace, client) {
+      const target = statementTarget(text, keyspace);
+      if (target.kind === 'describe-cluster') {
+        // An EXECUTE would reach the backend unseen, and its answer names the real ring.
+        return invalid('DESCRIBE CLUSTER cannot be prepared through the proxy; send it as a plain query');
+      }
+      const refusal = refusalOf(target);
+      if (refusal) return refusal;
       if (!isSystemTableQuery(text, keyspace)) return undefined;
       const parsed = parseSystemQuery(text, keyspace);
       if (!parsed.ok) return invalid(parsed.message);
@@ -101,9 +129,7 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
       const id = createHash('md5')
         .update(`muster-system\0${keyspace ?? ''}\0${text}`)
         .digest();
-      prepared.set(id.toString('hex'), parsed.query);
-      prefixes.add(id.readInt32BE(0));
-      if (prepared.size > sources.config.limits.preparedCacheSize) prepared.delete(prepared.keys().next().value!);
+      prepared.set(id, parsed.query);
       const result: Result = {
         kind: 'Prepared',
         id,
@@ -115,7 +141,7 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
     },
 
     execute(id, parameters, client) {
-      const query = prepared.get(id.toString('hex'));
+      const query = prepared.get(id);
       return query ? select(query, client, bindOf(parameters)) : undefined;
     },
   };

@@ -171,3 +171,27 @@ export function describeToken(t: Token): string {
       return t.text;
   }
 }
+
+/**
+ * The statement's first word, lower case, after any leading space and comments. A loop, not a
+ * regex: a pattern with a repeated group of lazy comment alternatives backtracks exponentially on
+ * input such as many `/**\/` followed by anything else, and this runs on every statement.
+ */
+export function firstWord(query: string): string {
+  let i = 0;
+  for (;;) {
+    while (i < query.length && /\s/.test(query[i] ?? '')) i++;
+    if (query.startsWith('--', i) || query.startsWith('//', i)) {
+      const eol = query.indexOf('\n', i);
+      if (eol < 0) return '';
+      i = eol + 1;
+    } else if (query.startsWith('/*', i)) {
+      const close = query.indexOf('*/', i + 2);
+      if (close < 0) return '';
+      i = close + 2;
+    } else break;
+  }
+  let end = i;
+  while (end < query.length && /\w/.test(query[end] ?? '')) end++;
+  return query.slice(i, end).toLowerCase();
+}

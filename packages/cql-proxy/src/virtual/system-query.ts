@@ -1,4 +1,5 @@
-import { CqlLexer, CqlSyntaxError, describeToken, type Token } from './cql-lexer.js';
+import { CqlLexer, CqlSyntaxError, describeToken, firstWord, type Token } from './cql-lexer.js';
+import type { Argument, FunctionCall } from './system-functions.js';
 
 /**
  * The statements drivers send to the system tables, parsed so the proxy can answer them itself:
@@ -45,6 +46,8 @@ export interface BindMarker {
 
 export type Selector =
   | { readonly kind: 'column'; readonly column: string; readonly alias?: string }
+  /** A native function such as now() or toJson(column) (see system-functions.ts). */
+  | { readonly kind: 'call'; readonly call: FunctionCall; readonly alias?: string }
   /** `column` undefined counts rows (`count(*)`, `count(1)`). */
   | { readonly kind: 'count'; readonly column?: string; readonly alias?: string };
 
@@ -109,27 +112,7 @@ function skipToTable(lexer: CqlLexer): boolean {
 
 const MENTIONS_TABLE = /local|peers/i;
 
-/**
- * Whether the first word after any leading space and comments is SELECT. A loop, not a regex: a
- * pattern with a repeated group of lazy comment alternatives backtracks exponentially on input
- * such as many `/**\/` followed by anything else, and this runs on every statement.
- */
-function startsWithSelect(query: string): boolean {
-  let i = 0;
-  for (;;) {
-    while (i < query.length && /\s/.test(query[i] ?? '')) i++;
-    if (query.startsWith('--', i) || query.startsWith('//', i)) {
-      const eol = query.indexOf('\n', i);
-      if (eol < 0) return false;
-      i = eol + 1;
-    } else if (query.startsWith('/*', i)) {
-      const close = query.indexOf('*/', i + 2);
-      if (close < 0) return false;
-      i = close + 2;
-    } else break;
-  }
-  return query.slice(i, i + 6).toLowerCase() === 'select' && !/\w/.test(query[i + 6] ?? '');
-}
+const startsWithSelect = (query: string): boolean => firstWord(query) === 'select';
 
 /**
  * Whether `query` reads system.local, system.peers or system.peers_v2. This runs on every QUERY
@@ -201,15 +184,9 @@ class Parser {
         : new Unsupported(`the selector ${describeToken(t)}`);
     }
     let selector: Selector;
-    if (isSymbol(lexer.peek(), '(')) {
-      lexer.next();
-      if (t.quoted || t.text !== 'count') throw new Unsupported(`the function ${t.text}()`);
-      const arg = lexer.next();
-      if (isSymbol(arg, '*') || (arg.kind === 'integer' && arg.text === '1')) selector = { kind: 'count' };
-      else if (arg.kind === 'identifier') selector = { kind: 'count', column: arg.text };
-      else throw new Unsupported(`count(${describeToken(arg)})`);
-      const close = lexer.next();
-      if (!isSymbol(close, ')')) throw new CqlSyntaxError(`expected ) but found ${describeToken(close)}`, close.at);
+    if (isSymbol(lexer.peek(), '(') || (isWord(t, 'system') && isSymbol(lexer.peek(), '.'))) {
+      if (t.quoted || t.text !== 'count') selector = { kind: 'call', call: this.call(t) };
+      else selector = this.count();
     } else {
       selector = { kind: 'column', column: t.text };
     }
@@ -220,6 +197,46 @@ class Parser {
     const next = lexer.peek();
     if (!isSymbol(next, ',') && !isWord(next, 'from')) throw new Unsupported(`the selector expression at ${describeToken(next)}`);
     return selector;
+  }
+
+  /** `count(*)`, `count(1)` or `count(column)`, after the name. */
+  count(): Selector {
+    const lexer = this.#lexer;
+    lexer.next(); // (
+    const arg = lexer.next();
+    let selector: Selector;
+    if (isSymbol(arg, '*') || (arg.kind === 'integer' && arg.text === '1')) selector = { kind: 'count' };
+    else if (arg.kind === 'identifier') selector = { kind: 'count', column: arg.text };
+    else throw new Unsupported(`count(${describeToken(arg)})`);
+    const close = lexer.next();
+    if (!isSymbol(close, ')')) throw new CqlSyntaxError(`expected ) but found ${describeToken(close)}`, close.at);
+    return selector;
+  }
+
+  /** A function call whose name (or `system`, of `system.name`) is `first`. */
+  call(first: Token): FunctionCall {
+    const lexer = this.#lexer;
+    let name = first.kind === 'identifier' ? first.text : '';
+    if (isSymbol(lexer.peek(), '.')) {
+      lexer.next();
+      name = this.#identifier('a function name after system.');
+    }
+    const open = lexer.next();
+    if (!isSymbol(open, '(')) throw new CqlSyntaxError(`expected ( after ${name} but found ${describeToken(open)}`, open.at);
+    const args: Argument[] = [];
+    if (isSymbol(lexer.peek(), ')')) lexer.next();
+    else
+      for (;;) {
+        const t = lexer.next();
+        if (t.kind !== 'identifier') throw new Unsupported(`the function argument ${describeToken(t)}`);
+        const nested = isSymbol(lexer.peek(), '(') || (isWord(t, 'system') && isSymbol(lexer.peek(), '.'));
+        args.push(nested ? { kind: 'call', call: this.call(t) } : { kind: 'column', column: t.text });
+        const after = lexer.next();
+        if (isSymbol(after, ')')) break;
+        if (!isSymbol(after, ','))
+          throw new CqlSyntaxError(`expected , or ) in the arguments of ${name} but found ${describeToken(after)}`, after.at);
+      }
+    return { name, args };
   }
 
   term(receiver: BindMarker['receiver']): Term {
@@ -329,7 +346,8 @@ class Parser {
 }
 
 const SUPPORTED =
-  'the proxy answers system.local, system.peers and system.peers_v2 itself and supports SELECT with *, columns, aliases and count(*), ' +
+  'the proxy answers system.local, system.peers and system.peers_v2 itself and supports SELECT with *, columns, aliases, count(*) ' +
+  'and the functions now(), uuid(), currentTimestamp(), toTimestamp(), toJson() and the like, ' +
   'WHERE column = value or column IN (...) [AND ...], LIMIT, ALLOW FILTERING and USING TIMEOUT';
 
 /**

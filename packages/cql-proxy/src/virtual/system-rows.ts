@@ -33,7 +33,7 @@ export const PARTITIONER = 'org.apache.cassandra.dht.Murmur3Partitioner';
 /** Node-specific backend columns we cannot fill truthfully: left null rather than copied from the backend node. */
 const NODE_SPECIFIC = new Set(['truncated_at', 'preferred_ip', 'preferred_port', 'storage_port', 'storage_port_ssl', 'jmx_port']);
 
-function selfAddress(ctx: RowContext): string | null {
+export function selfAddress(ctx: RowContext): string | null {
   const self = ctx.view.self;
   if (self.advertisable) return canonicalAddress(self.address);
   return isAdvertisable(ctx.localAddress) ? canonicalAddress(ctx.localAddress) : null;

@@ -4,6 +4,7 @@ import type { BoundValue } from '../protocol/query-parameters.js';
 import type { ColumnSpec, Result } from '../protocol/result.js';
 import { DataTypeId, cqlTypeName, types, type DataType } from '../protocol/types.js';
 import { canonicalAddress } from './address.js';
+import { compileCall, FunctionRefusal } from './system-functions.js';
 import { localRow, peerRows, type Row, type RowContext } from './system-rows.js';
 import type { BindMarker, Literal, Relation, SystemQuery, Term } from './system-query.js';
 import { schemaOf, type SystemSchemas, type TableSchema } from './system-tables.js';
@@ -82,6 +83,10 @@ function outputs(query: SystemQuery, schema: TableSchema): { outputs: Output[]; 
     if (s.kind === 'column') {
       const c = column(schema, s.column);
       return { spec: named(s.alias ?? c.name, c.type), read: (rows) => rows[0]?.get(c.name) ?? null };
+    }
+    if (s.kind === 'call') {
+      const call = compileCall(s.call, (name) => column(schema, name).type);
+      return { spec: named(s.alias ?? call.name, call.type), read: (rows) => call.evaluate(rows[0]) };
     }
     // Cassandra types count as bigint and names it `count`, or `system.count(col)` for a column.
     const counted = s.column === undefined ? undefined : column(schema, s.column).name;
@@ -258,7 +263,7 @@ function rowsOf(schema: TableSchema, ctx: SelectContext): Row[] {
 }
 
 function refused(error: unknown): { ok: false; message: string } {
-  if (error instanceof Refusal) return { ok: false, message: error.message };
+  if (error instanceof Refusal || error instanceof FunctionRefusal) return { ok: false, message: error.message };
   throw error;
 }
 

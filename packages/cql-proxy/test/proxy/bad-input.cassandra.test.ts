@@ -31,12 +31,24 @@ const startup = encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) });
   const stillServing = async () => expect((await good.execute('SELECT release_version FROM system.local')).rowLength).toBe(1);
 
   it('an unsupported version gets PROTOCOL_ERROR on its stream in a version it can read', async () => {
-    for (const version of [1, 2, 6, 0x42, 0x7f]) {
+    for (const version of [1, 2]) {
+      // v1/v2 read an 8-byte header (one-byte stream): the answer comes in that layout.
+      const c = await RawClient.open(running.address);
+      const replies: Buffer[] = [];
+      c.socket.removeAllListeners('data');
+      c.socket.on('data', (chunk: Buffer) => replies.push(chunk));
+      c.socket.write(Buffer.from([version, 0, 3, Opcode.OPTIONS, 0, 0, 0, 0]));
+      await new Promise((resolve) => c.socket.once('close', resolve));
+      const reply = Buffer.concat(replies);
+      expect([reply[0], reply[2], reply[3], reply.readInt32BE(4)]).toEqual([0x80 | version, 3, Opcode.ERROR, reply.length - 8]);
+      expect(decodeError(reply.subarray(8)).message).toMatch(/Invalid or unsupported protocol version/);
+    }
+    for (const version of [6, 0x42, 0x7f]) {
       const c = await RawClient.open(running.address);
       c.socket.write(Buffer.concat([encodeFrameHeader({ version, response: false, flags: 0, stream: 3, opcode: Opcode.OPTIONS }, 0)]));
       const reply = await c.next();
       expect(reply?.opcode).toBe(Opcode.ERROR);
-      expect(reply!.version).toBe(version < 3 ? 3 : 5);
+      expect(reply!.version).toBe(5);
       const error = decodeError(reply!.body);
       expect(error.code).toBe(ErrorCode.PROTOCOL_ERROR);
       expect(error.message).toMatch(/Invalid or unsupported protocol version/);
@@ -57,7 +69,7 @@ const startup = encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) });
   it('unknown opcodes, response opcodes, requests before STARTUP, negative streams: errors, connection kept', async () => {
     const c = await RawClient.open(running.address);
     c.send(4, 1, Opcode.QUERY, encodeQuery({ query: 'SELECT * FROM system.local', parameters: { consistency: 1 } }, 4));
-    expect(decodeError((await c.next(1))!.body).message).toMatch(/Send STARTUP/);
+    expect(decodeError((await c.next(1))!.body).message).toMatch(/Unexpected message QUERY, expecting STARTUP or OPTIONS/);
     c.send(4, 2, Opcode.STARTUP, startup);
     expect((await c.next(2))?.opcode).toBe(Opcode.READY);
     for (const opcode of [0x04, 0x11, 0x7f, Opcode.RESULT, Opcode.READY]) {

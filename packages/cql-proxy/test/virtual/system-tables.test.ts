@@ -1,7 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { decodeCell, encodeCell, type CellValue } from '../../src/protocol/cells.js';
 import { UNSET } from '../../src/protocol/reader.js';
-import { types } from '../../src/protocol/types.js';
+import { cqlTypeName, DataTypeId, types } from '../../src/protocol/types.js';
+import { toJson } from '../../src/virtual/system-functions.js';
+import { timeUuidMillis } from '../../src/virtual/timeuuid.js';
 import { deriveMembership } from '../../src/virtual/membership.js';
 import { parseSystemQuery } from '../../src/virtual/system-query.js';
 import { PARTITIONER, type BackendLocalRow } from '../../src/virtual/system-rows.js';
@@ -433,5 +435,85 @@ describe('bind values of other types', () => {
 
   it('accept tableSchema on its own', () => {
     expect(tableSchema('peers').partitionKey).toEqual(['peer']);
+  });
+});
+
+describe('native functions in a system.local read (health checks, cqlsh, drivers)', () => {
+  it('now(), uuid(), toTimestamp(now()), currentTimestamp() and the rest, with the server types and column names', () => {
+    const before = Date.now();
+    const r = select(
+      'SELECT now(), uuid(), toTimestamp(now()), currentTimestamp(), currentDate(), currentTime(), toUnixTimestamp(now()), ' +
+        'system.toDate(now()) AS today, currentTimeUUID() FROM system.local',
+    );
+    if (!r.ok) throw new Error(r.message);
+    expect(r.columns.map((c) => [c.name, cqlTypeName(c.type)])).toEqual([
+      ['system.now()', 'timeuuid'],
+      ['system.uuid()', 'uuid'],
+      ['system.totimestamp(system.now())', 'timestamp'],
+      ['system.currenttimestamp()', 'timestamp'],
+      ['system.currentdate()', 'date'],
+      ['system.currenttime()', 'time'],
+      ['system.tounixtimestamp(system.now())', 'bigint'],
+      ['today', 'date'],
+      ['system.currenttimeuuid()', 'timeuuid'],
+    ]);
+    const [row] = r.rows;
+    expect(row![0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-1[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(timeUuidMillis(row![0] as string)).toBeGreaterThanOrEqual(before);
+    expect((row![2] as Date).getTime()).toBeGreaterThanOrEqual(before);
+    expect(Number(row![6])).toBeGreaterThanOrEqual(before);
+    // Every cell encodes with its column's type, as the RESULT will carry it.
+    const encoded = toRowsResult(r);
+    expect(encoded.kind).toBe('Rows');
+  });
+
+  it('toJson() of each column type', () => {
+    const r = asRecords(
+      rows('SELECT toJson(key), toJson(tokens), toJson(host_id), toJson(rpc_address), toJson(rpc_port) FROM system.local'),
+    );
+    expect(r[0]).toEqual({
+      'system.tojson(key)': '"local"',
+      'system.tojson(tokens)': expect.stringMatching(/^\["-?\d+"(, "-?\d+")*\]$/),
+      'system.tojson(host_id)': expect.stringMatching(/^"[0-9a-f-]{36}"$/),
+      'system.tojson(rpc_address)': '"10.0.0.2"',
+      'system.tojson(rpc_port)': '9043',
+    });
+  });
+
+  it('unknown functions, wrong arities and wrong argument types are INVALID with the supported list', () => {
+    for (const [cql, message] of [
+      ['SELECT writetime(key) FROM system.local', /Unknown function system.writetime\(\).*now\(\)/],
+      ['SELECT token(peer) FROM system.peers', /Unknown function system.token\(\)/],
+      ['SELECT now(key) FROM system.local', /Invalid number of arguments/],
+      ['SELECT toTimestamp(key) FROM system.local', /Type error/],
+      ['SELECT toJson(nope) FROM system.local', /Undefined column name nope/],
+    ] as const) {
+      const r = select(cql);
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.message).toMatch(message);
+    }
+  });
+
+  it('PREPARE of a function selector has the same result columns', () => {
+    const parsed = parseSystemQuery('SELECT now() AS n, toJson(host_id) FROM system.local WHERE key = ?');
+    if (!parsed.ok) throw new Error(parsed.message);
+    const shape = preparedShape(parsed.query, systemSchemas());
+    if (!shape.ok) throw new Error(shape.message);
+    expect(shape.columns.map((c) => c.name)).toEqual(['n', 'system.tojson(host_id)']);
+  });
+});
+
+describe('toJson() formats', () => {
+  it('writes maps, timestamps, dates, times and blobs as Cassandra does', () => {
+    const map = types.map(types.uuid, types.blob);
+    expect(toJson(map, new Map([['176c39cd-b93d-33a5-a218-8eb06a56f66e', Buffer.from('0001', 'hex')]]))).toBe(
+      '{"176c39cd-b93d-33a5-a218-8eb06a56f66e": "0x0001"}',
+    );
+    expect(toJson(types.map(types.int, types.varchar), new Map([[1, 'a']]))).toBe('{"1": "a"}');
+    expect(toJson(types.timestamp, new Date('2026-12-03T09:58:09.796Z'))).toBe('"2026-12-03 09:58:09.796Z"');
+    expect(toJson({ id: DataTypeId.DATE }, new Date('2026-12-03T00:00:00Z'))).toBe('"2026-12-03"');
+    expect(toJson({ id: DataTypeId.TIME }, 35_889_803_787_118n)).toBe('"09:58:09.803787118"');
+    expect(toJson(types.set(types.varchar), ['-9223372036854775808', '0'])).toBe('["-9223372036854775808", "0"]');
+    expect(toJson(types.varchar, 'say "hi"')).toBe('"say \\"hi\\""');
   });
 });

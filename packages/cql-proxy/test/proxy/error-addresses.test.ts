@@ -1,0 +1,79 @@
+// A backend ERROR that names replicas (v5 READ_FAILURE / WRITE_FAILURE reason maps, "from /ip:port"
+// in messages) reaches the client with the proxy's address instead (issue 12, 3).
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { decodeError, encodeError } from '../../src/protocol/error-message.js';
+import { ErrorCode } from '../../src/protocol/errors.js';
+import { Opcode } from '../../src/protocol/frame.js';
+import { Consistency } from '../../src/protocol/consistency.js';
+import { encodeQuery, encodeStartup } from '../../src/protocol/requests.js';
+import { Reader } from '../../src/protocol/reader.js';
+import { Writer } from '../../src/protocol/writer.js';
+import { hideNodeAddresses } from '../../src/proxy/error-addresses.js';
+import { RawClient } from './raw-client.js';
+import { openBackend, scriptedProxy } from './scripted-backend.js';
+
+/** READ_FAILURE as Cassandra 5.0 sends it in v5: two replicas failed. */
+const readFailure = () =>
+  encodeError({
+    code: ErrorCode.READ_FAILURE,
+    message:
+      'Operation failed - received 0 responses and 2 failures: READ_TOO_MANY_TOMBSTONES from /10.9.8.7:7000, UNKNOWN from /10.9.8.6:7000',
+    trailer: new Writer()
+      .writeShort(Consistency.QUORUM)
+      .writeInt(0)
+      .writeInt(2)
+      .writeInt(2)
+      .writeInetAddr('10.9.8.7')
+      .writeShort(1)
+      .writeInetAddr('10.9.8.6')
+      .writeShort(0)
+      .writeByte(0)
+      .finish(),
+  });
+
+describe('backend errors that name nodes', () => {
+  it('v5 READ_FAILURE: the reason map and the message name the proxy, counts and reasons kept', () => {
+    const out = decodeError(hideNodeAddresses(readFailure(), 5, '127.0.0.50'));
+    expect(out.message).toBe(
+      'Operation failed - received 0 responses and 2 failures: READ_TOO_MANY_TOMBSTONES from /127.0.0.50, UNKNOWN from /127.0.0.50',
+    );
+    const r = new Reader(out.trailer!);
+    expect([r.readShort(), r.readInt(), r.readInt(), r.readInt()]).toEqual([Consistency.QUORUM, 0, 2, 2]);
+    expect([r.readInetAddr(), r.readShort(), r.readInetAddr(), r.readShort(), r.readByte(), r.remaining]).toEqual([
+      '127.0.0.50',
+      1,
+      '127.0.0.50',
+      0,
+      0,
+      0,
+    ]);
+  });
+
+  it('an error without addresses is passed on byte for byte', () => {
+    const body = encodeError({ code: ErrorCode.INVALID, message: 'unconfigured table t' });
+    expect(hideNodeAddresses(body, 5, '127.0.0.50')).toBe(body);
+  });
+
+  let close: (() => Promise<void>) | undefined;
+  afterEach(() => close?.());
+
+  it('through a client connection', async () => {
+    const proxy = await scriptedProxy((request) =>
+      request.opcode === Opcode.QUERY ? { opcode: Opcode.ERROR, body: readFailure() } : openBackend(request),
+    );
+    const client = await RawClient.open(proxy.address);
+    close = async () => {
+      client.close();
+      await proxy.close();
+    };
+    client.send(5, 1, Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) }));
+    await client.next(1);
+    client.useSegments(false);
+    client.send(5, 2, Opcode.QUERY, encodeQuery({ query: 'SELECT * FROM ks.t', parameters: { consistency: Consistency.QUORUM } }, 5));
+    const frame = await client.next(2);
+    expect(frame?.opcode).toBe(Opcode.ERROR);
+    expect(frame!.body.includes(Buffer.from('10.9.8.'))).toBe(false);
+    expect(frame!.body.includes(Buffer.from([10, 9, 8]))).toBe(false);
+    expect(decodeError(frame!.body).code).toBe(ErrorCode.READ_FAILURE);
+  });
+});
