@@ -3,11 +3,14 @@ import { encodeError, decodeError, type ErrorMessage } from '../protocol/error-m
 import { ErrorCode, ProtocolError, UnsupportedVersionError } from '../protocol/errors.js';
 import { canEncodeSchemaChange, encodeEvent, type Event } from '../protocol/event.js';
 import { encodeFrameHeader, FrameDecoder, FrameFlag, Opcode, type Frame } from '../protocol/frame.js';
-import { decodeExecute, decodePrepare, decodeQuery, decodeRegister, decodeStartup, encodePrepare } from '../protocol/requests.js';
+import { decodeExecute, decodePrepare, decodeRegister, decodeStartup, encodePrepare } from '../protocol/requests.js';
 import { Reader } from '../protocol/reader.js';
+import { readQueryParameters } from '../protocol/query-parameters.js';
 import { encodeSupported } from '../protocol/responses.js';
 import { encodeResult, type Result } from '../protocol/result.js';
 import { SegmentedFrameDecoder } from '../protocol/segment.js';
+import { checkForwardedRequest } from '../protocol/request-check.js';
+import { readStatement } from '../protocol/statement.js';
 import {
   describeVersions,
   isSupportedVersion,
@@ -48,7 +51,11 @@ export class ClientConnection {
   readonly id: number;
   readonly socket: Socket;
   readonly #context: ProxyContext;
-  #decoder: { push(chunk: Buffer): Frame[] };
+  #decoder: { push(chunk: Buffer): Frame[]; readonly buffered: number };
+  /** Bytes of a partly received frame, counted in the proxy-wide budget. */
+  #buffered = 0;
+  /** The last decompressed body, so a frame is decompressed once however often it is read. */
+  #decompressed: { frame: Frame; body: Buffer } | undefined;
   readonly #writer: FrameWriter;
   #version: number | undefined;
   #codec: FrameCompression | undefined;
@@ -102,6 +109,7 @@ export class ClientConnection {
       this.#fatal(error);
       return;
     }
+    if (!this.#holdBuffered()) return;
     for (const frame of frames) {
       if (frame.response) {
         this.#fatal(new ProtocolError(`a client sent a response frame (opcode 0x${frame.opcode.toString(16)})`));
@@ -127,6 +135,22 @@ export class ClientConnection {
       }
     }
     this.#throttle();
+  }
+
+  /** Counts this client's partly received frame in the proxy-wide budget; over it, the client is refused. */
+  #holdBuffered(): boolean {
+    const now = this.#decoder.buffered;
+    if (this.#context.buffers.move(this.#buffered, now)) {
+      this.#buffered = now;
+      return true;
+    }
+    const { limit } = this.#context.buffers;
+    this.#fatal(
+      new ProtocolError(`The proxy buffers ${limit} bytes of partly received requests at most, all clients together; retry`, {
+        code: ErrorCode.OVERLOADED,
+      }),
+    );
+    return false;
   }
 
   /**
@@ -168,23 +192,29 @@ export class ClientConnection {
       }
       case Opcode.QUERY: {
         // The hot path reads only the statement text; parameters are decoded for our own tables.
-        const body = this.#body(frame);
-        const text = new Reader(body).readLongString();
-        if (!this.#context.intercept.targets(text, this.#keyspace, frame.version)) return this.#forward(frame, started);
-        const query = decodeQuery(body, frame.version);
-        const answer = this.#context.intercept.query(query.query, query.parameters.keyspace ?? this.#keyspace, query.parameters, this);
+        const body = this.#checkedBody(frame);
+        const reader = new Reader(body);
+        const statement = readStatement(reader);
+        if (!this.#context.intercept.targets(statement.text, this.#keyspace, frame.version)) return this.#forward(frame, started);
+        if (!statement.complete) {
+          return this.#reply(frame, {
+            error: { code: ErrorCode.INVALID, message: `A system-table statement may be ${statement.limit} bytes long at most` },
+          });
+        }
+        const parameters = readQueryParameters(reader, frame.version);
+        const answer = this.#context.intercept.query(statement.text, parameters.keyspace ?? this.#keyspace, parameters, this);
         if (answer) return this.#answer(frame, answer, started);
         return this.#forward(frame, started);
       }
       case Opcode.PREPARE: {
-        const prepare = decodePrepare(this.#body(frame), frame.version);
+        const prepare = decodePrepare(this.#checkedBody(frame), frame.version);
         const keyspace = prepare.keyspace ?? this.#keyspace;
         const answer = this.#context.intercept.prepare(prepare.query, keyspace, this);
         if (answer) return this.#answer(frame, answer, started);
         return this.#forward(frame, started, { prepare: { query: prepare.query, keyspace } });
       }
       case Opcode.EXECUTE: {
-        const body = this.#body(frame);
+        const body = this.#checkedBody(frame);
         const id = new Reader(body).readShortBytes();
         if (!this.#context.intercept.owns(id)) return this.#forward(frame, started, { executeId: id });
         const execute = decodeExecute(body, frame.version);
@@ -193,8 +223,11 @@ export class ClientConnection {
         return this.#forward(frame, started, { executeId: execute.id });
       }
       case Opcode.BATCH:
-      case Opcode.AUTH_RESPONSE:
+        this.#checkedBody(frame);
         return this.#forward(frame, started);
+      case Opcode.AUTH_RESPONSE:
+        this.#checkedBody(frame);
+        return this.#forward(frame, started, { answered: (opcode) => opcode === Opcode.AUTH_SUCCESS && this.#context.established(this) });
       default:
         // Response opcodes and unknown ones are never forwarded: the backend must not see garbage.
         return this.#reply(frame, {
@@ -206,8 +239,18 @@ export class ClientConnection {
   /** The frame's body, decompressed when the client compressed it. */
   #body(frame: Frame): Buffer {
     if ((frame.flags & FrameFlag.COMPRESSION) === 0) return frame.body;
+    if (this.#decompressed?.frame === frame) return this.#decompressed.body;
     if (!this.#codec) throw new ProtocolError('a compressed frame arrived before compression was negotiated');
-    return this.#codec.decompress(frame.body, this.#context.config.limits.maxFrameBytes);
+    const body = this.#codec.decompress(frame.body, this.#context.config.limits.maxFrameBytes);
+    this.#decompressed = { frame, body };
+    return body;
+  }
+
+  /** The body of a request that may be forwarded, checked so that it cannot harm the node (see request-check.ts). */
+  #checkedBody(frame: Frame): Buffer {
+    const body = this.#body(frame);
+    checkForwardedRequest(frame.opcode, frame.flags, body, frame.version);
+    return body;
   }
 
   async #backendConnection(): Promise<BackendConnection> {
@@ -243,6 +286,7 @@ export class ClientConnection {
     if (frame.version < 5) this.#codec = codec;
     this.#forward(frame, started, {
       answered: (opcode) => {
+        if (opcode === Opcode.READY) this.#context.established(this);
         if (frame.version < 5 || (opcode !== Opcode.READY && opcode !== Opcode.AUTHENTICATE)) return;
         // Both directions frame everything after this answer in segments.
         const lz4 = compression === 'lz4';
@@ -291,7 +335,18 @@ export class ClientConnection {
         return;
       }
       this.#deliver(frame, response!, started, forwarding);
+      this.#holdBackend(backend);
     });
+  }
+
+  /**
+   * The client does not read its answers: stop reading the backend's until it does, so they wait
+   * in the node and the kernel, not in this process.
+   */
+  #holdBackend(backend: BackendConnection): void {
+    if (this.#closed || backend.paused || !this.socket.writableNeedDrain) return;
+    backend.pause();
+    this.socket.once('drain', () => backend.resume());
   }
 
   /** The backend's answer to a forwarded request goes to the client, under the client's stream id. */
@@ -421,7 +476,15 @@ export class ClientConnection {
     this.#send({ stream }, Opcode.ERROR, encodeError({ code: protocolError.code, message: protocolError.message }));
     this.#writer.flush();
     this.socket.end();
+    // The slot stays counted until the socket closes; a client that never closes its end is destroyed.
+    setTimeout(() => this.socket.destroy(), this.#context.config.connections.closeGrace).unref();
     this.#closed = true;
+    this.#release();
+  }
+
+  #release(): void {
+    this.#context.buffers.move(this.#buffered, 0);
+    this.#buffered = 0;
     this.#backend?.close();
     this.#context.forget(this);
   }
@@ -430,7 +493,6 @@ export class ClientConnection {
     if (this.#closed) return;
     this.#closed = true;
     this.socket.destroy();
-    this.#backend?.close();
-    this.#context.forget(this);
+    this.#release();
   }
 }

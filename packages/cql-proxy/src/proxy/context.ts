@@ -7,6 +7,7 @@ import type { BackendConnection } from './backend-connection.js';
 import type { ClientConnection, LocalAnswer } from './client-connection.js';
 import type { FrameCompression } from '../protocol/compression.js';
 import type { PreparedCache } from './prepared-cache.js';
+import type { BufferBudget } from './buffer-budget.js';
 
 /** Answers for the system tables; undefined means "not a system-table statement: forward it". */
 export interface SystemTableIntercept {
@@ -34,4 +35,8 @@ export interface ProxyContext {
   /** Membership events from `view` (what a client last read) to the current view. */
   eventsSince(view: VirtualView | undefined): readonly Event[];
   forget(client: ClientConnection): void;
+  /** The client finished its handshake (READY, or AUTH_SUCCESS after SASL): no more handshake deadline. */
+  established(client: ClientConnection): void;
+  /** Bytes of partly received requests, all clients together. */
+  readonly buffers: BufferBudget;
 }
