@@ -76,6 +76,7 @@ export class BackendConnection {
   #heartbeat: NodeJS.Timeout | undefined;
   /** Not reading answers: the client they are for does not read its own (see {@link pause}). */
   #paused = false;
+  #pausedAt = 0;
   /** Time of the last frame received, for idle heartbeats. */
   lastActivity = Date.now();
 
@@ -158,13 +159,18 @@ export class BackendConnection {
    * heartbeats wait meanwhile: the answers may be there, unread.
    */
   pause(): void {
+    if (this.#paused) return;
     this.#paused = true;
+    this.#pausedAt = Date.now();
     this.#socket.pause();
   }
 
   resume(): void {
     if (!this.#paused) return;
     this.#paused = false;
+    // The time spent not reading is not the node's delay: deadlines move by it.
+    const paused = Date.now() - this.#pausedAt;
+    for (const pending of this.#pending.values()) if (pending.deadline !== undefined) pending.deadline += paused;
     this.#socket.resume();
   }
 

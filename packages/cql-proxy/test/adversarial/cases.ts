@@ -99,8 +99,8 @@ export function versionByte(): Case[] {
   return [0, 1, 2, 6, 7, 0x42, 0x7f, 0x84, 0xff].map((v) => {
     const bytes = Buffer.from(frame(4, 0, 3, Opcode.OPTIONS, Buffer.alloc(0)));
     bytes[0] = v;
-    // A response bit on a request (0x84) is a framing error too.
-    return error('none', bytes, true, undefined, v === 0x84 ? /response frame/ : /Invalid or unsupported protocol version/);
+    // A response bit on a request (0x84, 0xff) is a framing error too.
+    return error('none', bytes, true, undefined, v & 0x80 ? /response frame/ : /Invalid or unsupported protocol version/);
   });
 }
 

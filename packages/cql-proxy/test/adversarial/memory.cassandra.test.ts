@@ -38,7 +38,7 @@ const keyspace = `muster_adv_${process.pid}`;
     proxy?.stop();
     await admin?.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`).catch(() => undefined);
     await admin?.shutdown();
-  });
+  }, TIMEOUT);
 
   it(
     'twelve connections each sending 8 MiB of a 15 MiB frame: beyond 32 MiB in all, they are refused with OVERLOADED',
