@@ -102,6 +102,7 @@ export class ClientConnection {
   }
 
   #receive(chunk: Buffer): void {
+    if (this.#closed) return; // after a fatal error, until the socket is destroyed
     let frames: Frame[];
     try {
       frames = this.#decoder.push(chunk);
@@ -476,6 +477,9 @@ export class ClientConnection {
     this.#send({ stream }, Opcode.ERROR, encodeError({ code: protocolError.code, message: protocolError.message }));
     this.#writer.flush();
     this.socket.end();
+    // Nothing more is read; what was buffered goes now, not when the socket is destroyed.
+    this.socket.pause();
+    this.#decoder = { push: () => [], buffered: 0 };
     // The slot stays counted until the socket closes; a client that never closes its end is destroyed.
     setTimeout(() => this.socket.destroy(), this.#context.config.connections.closeGrace).unref();
     this.#closed = true;

@@ -2,7 +2,7 @@
 // partly sent large frames on many connections stop at the proxy-wide cap on buffered bytes, and a
 // client that pipelines requests for big rows and never reads makes the proxy stop reading the
 // backend for it instead of buffering the answers.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { decodeError } from '../../src/protocol/error-message.js';
@@ -22,20 +22,23 @@ const MiB = 1024 * 1024;
 const keyspace = `muster_adv_${process.pid}`;
 
 (backend ? describe : describe.skip)('memory under hostile clients', () => {
+  // A proxy per test: memory one test freed stays in the process and would hide the next one's growth.
   let proxy: ProxyProcess;
   let admin: cassandra.Client;
   const results: ClassResult[] = [];
   beforeAll(async () => {
-    proxy = await ProxyProcess.start(backend!, '  connections: { maxBufferedBytes: 33554432 }');
     admin = new cassandra.Client({ contactPoints: backend!.contactPoints, localDataCenter: backend!.localDataCenter });
     await admin.connect();
     await admin.execute(`CREATE KEYSPACE IF NOT EXISTS ${keyspace} WITH replication = {'class':'SimpleStrategy','replication_factor':1}`);
     await admin.execute(`CREATE TABLE IF NOT EXISTS ${keyspace}.rows (k int PRIMARY KEY, v blob)`);
     await admin.execute(`INSERT INTO ${keyspace}.rows (k, v) VALUES (0, ?)`, [Buffer.alloc(256 * 1024, 7)], { prepare: true });
   }, TIMEOUT);
+  beforeEach(async () => {
+    proxy = await ProxyProcess.start(backend!, '  connections: { maxBufferedBytes: 33554432 }');
+  }, TIMEOUT);
+  afterEach(() => proxy?.stop());
   afterAll(async () => {
-    printTable('Memory (proxy-wide buffered-bytes cap 32 MiB, maxFrameBytes 16 MiB)', results);
-    proxy?.stop();
+    printTable('Memory (proxy-wide buffered-bytes cap 32 MiB, maxFrameBytes 16 MiB; a fresh proxy per class)', results);
     await admin?.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`).catch(() => undefined);
     await admin?.shutdown();
   }, TIMEOUT);
