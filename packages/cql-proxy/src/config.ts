@@ -87,10 +87,45 @@ export const proxySchema = s.object({
     s.object({
       maxClientConnections: s.withDefault(s.integer({ min: 1 }), 1024),
       maxInFlightPerConnection: s.withDefault(s.integer({ min: 1, max: 32768 }), 2048),
-      maxFrameBytes: s.withDefault(s.integer({ min: 1024 }), 256 * 1024 * 1024),
+      /** Largest request frame a client may send: Cassandra's own native_transport_max_frame_size. */
+      maxFrameBytes: s.withDefault(s.integer({ min: 1024 }), 16 * 1024 * 1024),
       preparedCacheSize: s.withDefault(s.integer({ min: 1 }), 10_000),
     }),
-    { maxClientConnections: 1024, maxInFlightPerConnection: 2048, maxFrameBytes: 256 * 1024 * 1024, preparedCacheSize: 10_000 },
+    { maxClientConnections: 1024, maxInFlightPerConnection: 2048, maxFrameBytes: 16 * 1024 * 1024, preparedCacheSize: 10_000 },
+  ),
+  /**
+   * How client sockets are admitted and how long they may hold a slot: silent, slow or misbehaving
+   * sockets from one address must never lock out clients from another.
+   */
+  connections: s.withDefault(
+    s.object({
+      /** From accept to a finished handshake (TLS, STARTUP, authentication); then the socket is destroyed. */
+      handshakeTimeout: s.withDefault(s.duration({ min: 1 }), 10_000),
+      /** The TLS handshake alone (with proxy.tls). */
+      tlsHandshakeTimeout: s.withDefault(s.duration({ min: 1 }), 5000),
+      /** An established connection with no traffic either way for this long is closed; 0 turns it off. */
+      idleTimeout: s.withDefault(s.duration(), 0),
+      /** Sockets still in their handshake, all addresses together (they count against maxClientConnections too). */
+      maxHandshaking: s.withDefault(s.integer({ min: 1 }), 256),
+      /** Open sockets from one client address, handshaking or established. */
+      maxPerAddress: s.withDefault(s.integer({ min: 1 }), 256),
+      /** Sockets in their handshake from one client address. */
+      maxHandshakingPerAddress: s.withDefault(s.integer({ min: 1 }), 32),
+      /** After an error answer or a refusal, the socket is destroyed this long after end() if the client keeps it open. */
+      closeGrace: s.withDefault(s.duration(), 1000),
+      /** Bytes of partly received requests buffered across all client connections. */
+      maxBufferedBytes: s.withDefault(s.integer({ min: 1024 }), 256 * 1024 * 1024),
+    }),
+    {
+      handshakeTimeout: 10_000,
+      tlsHandshakeTimeout: 5000,
+      idleTimeout: 0,
+      maxHandshaking: 256,
+      maxPerAddress: 256,
+      maxHandshakingPerAddress: 32,
+      closeGrace: 1000,
+      maxBufferedBytes: 256 * 1024 * 1024,
+    },
   ),
   /** Serve system.peers_v2; false answers "unconfigured table" as pre-4.0 servers do. */
   peersV2: s.withDefault(s.boolean(), true),

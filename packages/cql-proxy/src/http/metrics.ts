@@ -28,6 +28,19 @@ export class ProxyMetrics {
     return total;
   }
 
+  /** Set by the proxy: client sockets admitted and not closed yet, and how many are still handshaking. */
+  sockets: () => { readonly open: number; readonly handshaking: number } = () => ({ open: 0, handshaking: 0 });
+  readonly clientSockets: Gauge<'state'> = new Gauge({
+    name: 'muster_proxy_client_sockets',
+    help: 'Open client sockets (each counted until it has closed), by state: handshaking or established',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+    collect: (): void => {
+      const { open, handshaking } = this.sockets();
+      this.clientSockets.set({ state: 'handshaking' }, handshaking);
+      this.clientSockets.set({ state: 'established' }, open - handshaking);
+    },
+  });
   readonly clientConnections = new Gauge({
     name: 'muster_proxy_client_connections',
     help: 'Open client connections',

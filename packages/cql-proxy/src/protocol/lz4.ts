@@ -1,4 +1,5 @@
 import { ProtocolError } from './errors.js';
+import { copyMatch } from './match-copy.js';
 
 /**
  * The LZ4 block format (github.com/lz4/lz4, doc/lz4_Block_format.md), written here because the npm
@@ -119,9 +120,7 @@ export function lz4DecompressBlock(src: Uint8Array, length: number): Buffer {
     if (offset === 0 || offset > d) throw corrupt(`offset ${offset} at output position ${d}`);
     const match = readLength(token & 0x0f) + MIN_MATCH;
     if (d + match > length) throw corrupt(`output would exceed the announced ${length} bytes`);
-    // Overlapping copies (offset < match) repeat the last bytes, so copy forward byte by byte then.
-    if (offset >= match) out.copy(out, d, d - offset, d - offset + match);
-    else for (let k = 0; k < match; k++) out[d + k] = out[d - offset + k] as number;
+    copyMatch(out, d, offset, match);
     d += match;
   }
   if (d !== length) throw corrupt(`expanded to ${d} bytes, ${length} announced`);

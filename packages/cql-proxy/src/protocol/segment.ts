@@ -185,6 +185,11 @@ export class SegmentedFrameDecoder {
     this.frames = new FrameDecoder(options);
   }
 
+  /** Bytes received and not returned in a frame yet: a partial segment plus a partial envelope. */
+  get buffered(): number {
+    return this.segments.buffered + this.frames.buffered;
+  }
+
   push(chunk: Buffer): Frame[] {
     if (this.failure) throw this.failure;
     const out: Frame[] = [];

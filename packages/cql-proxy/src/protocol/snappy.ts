@@ -1,4 +1,5 @@
 import { ProtocolError } from './errors.js';
+import { copyMatch } from './match-copy.js';
 
 /**
  * Raw Snappy (github.com/google/snappy, format_description.txt): a varint of the uncompressed
@@ -73,8 +74,7 @@ export function snappyDecompress(src: Uint8Array, maxLength: number): Buffer {
     }
     if (offset === 0 || offset > d) throw corrupt(`copy offset ${offset} at output position ${d}`);
     if (d + len > length) throw corrupt(`output would exceed the announced ${length} bytes`);
-    if (offset >= len) out.copy(out, d, d - offset, d - offset + len);
-    else for (let k = 0; k < len; k++) out[d + k] = out[d - offset + k] as number;
+    copyMatch(out, d, offset, len);
     d += len;
   }
   if (d !== length) throw corrupt(`expanded to ${d} bytes, ${length} announced`);

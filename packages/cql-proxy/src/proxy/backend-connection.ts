@@ -74,6 +74,9 @@ export class BackendConnection {
   #closed: Error | undefined | false = false;
   #sweeper: NodeJS.Timeout | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
+  /** Not reading answers: the client they are for does not read its own (see {@link pause}). */
+  #paused = false;
+  #pausedAt = 0;
   /** Time of the last frame received, for idle heartbeats. */
   lastActivity = Date.now();
 
@@ -91,7 +94,7 @@ export class BackendConnection {
     if (options.heartbeatInterval) {
       const interval = options.heartbeatInterval;
       this.#heartbeat = setInterval(() => {
-        if (Date.now() - this.lastActivity < interval) return;
+        if (this.#paused || Date.now() - this.lastActivity < interval) return;
         // A half-open TCP connection is silent; a node that does not answer OPTIONS is given up.
         this.request(Opcode.OPTIONS, Buffer.alloc(0), { timeout: interval }).catch(() => this.#socket.destroy());
       }, interval);
@@ -146,6 +149,31 @@ export class BackendConnection {
     this.#socket.once('drain', listener);
   }
 
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  /**
+   * Stops reading answers until {@link resume}: for a client that does not read, they would pile
+   * up in the proxy. The node's own send buffer then fills and it holds them. Timeouts and
+   * heartbeats wait meanwhile: the answers may be there, unread.
+   */
+  pause(): void {
+    if (this.#paused) return;
+    this.#paused = true;
+    this.#pausedAt = Date.now();
+    this.#socket.pause();
+  }
+
+  resume(): void {
+    if (!this.#paused) return;
+    this.#paused = false;
+    // The time spent not reading is not the node's delay: deadlines move by it.
+    const paused = Date.now() - this.#pausedAt;
+    for (const pending of this.#pending.values()) if (pending.deadline !== undefined) pending.deadline += paused;
+    this.#socket.resume();
+  }
+
   /**
    * Sends one request; `handler` gets its response frame, or an error when the connection closes,
    * no stream id is free, or `timeout` (ms) passes without an answer. The callback form is the
@@ -183,6 +211,7 @@ export class BackendConnection {
   }
 
   #sweep(): void {
+    if (this.#paused) return;
     const now = Date.now();
     for (const pending of this.#pending.values()) {
       if (pending.timedOut || pending.deadline === undefined || pending.deadline > now) continue;

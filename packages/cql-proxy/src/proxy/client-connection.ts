@@ -10,6 +10,8 @@ import { openFrame } from '../protocol/envelope.js';
 import { encodeSupported } from '../protocol/responses.js';
 import { decodeResult, encodeResult, type Result } from '../protocol/result.js';
 import { SegmentedFrameDecoder } from '../protocol/segment.js';
+import { checkForwardedRequest } from '../protocol/request-check.js';
+import { readStatement } from '../protocol/statement.js';
 import {
   describeVersions,
   isSupportedVersion,
@@ -61,7 +63,11 @@ export class ClientConnection {
   readonly id: number;
   readonly socket: Socket;
   readonly #context: ProxyContext;
-  #decoder: { push(chunk: Buffer): Frame[] };
+  #decoder: { push(chunk: Buffer): Frame[]; readonly buffered: number };
+  /** Bytes of a partly received frame, counted in the proxy-wide budget. */
+  #buffered = 0;
+  /** The last request message read, so a frame is decompressed once however often it is read. */
+  #message: { frame: Frame; body: Buffer } | undefined;
   readonly #writer: FrameWriter;
   #version: number | undefined;
   #codec: FrameCompression | undefined;
@@ -108,6 +114,7 @@ export class ClientConnection {
   }
 
   #receive(chunk: Buffer): void {
+    if (this.#closed) return; // after a fatal error, until the socket is destroyed
     let frames: Frame[];
     try {
       frames = this.#decoder.push(chunk);
@@ -115,6 +122,7 @@ export class ClientConnection {
       this.#fatal(error);
       return;
     }
+    if (!this.#holdBuffered()) return;
     for (const frame of frames) {
       if (frame.response) {
         this.#fatal(new ProtocolError(`a client sent a response frame (opcode 0x${frame.opcode.toString(16)})`));
@@ -140,6 +148,22 @@ export class ClientConnection {
       }
     }
     this.#throttle();
+  }
+
+  /** Counts this client's partly received frame in the proxy-wide budget; over it, the client is refused. */
+  #holdBuffered(): boolean {
+    const now = this.#decoder.buffered;
+    if (this.#context.buffers.move(this.#buffered, now)) {
+      this.#buffered = now;
+      return true;
+    }
+    const { limit } = this.#context.buffers;
+    this.#fatal(
+      new ProtocolError(`The proxy buffers ${limit} bytes of partly received requests at most, all clients together; retry`, {
+        code: ErrorCode.OVERLOADED,
+      }),
+    );
+    return false;
   }
 
   /**
@@ -178,11 +202,16 @@ export class ClientConnection {
       }
       case Opcode.QUERY: {
         // The hot path reads only the statement text; parameters are decoded for our own tables.
-        const body = this.#body(frame);
+        const body = this.#checkedBody(frame);
         const reader = new Reader(body);
-        const text = reader.readLongString();
-        if (!this.#context.intercept.targets(text, this.#keyspace, namesKeyspace(reader, frame.version)))
+        const statement = readStatement(reader);
+        if (!this.#context.intercept.targets(statement.text, this.#keyspace, namesKeyspace(reader, frame.version)))
           return this.#forward(frame, started);
+        if (!statement.complete) {
+          return this.#reply(frame, {
+            error: { code: ErrorCode.INVALID, message: `A system-table statement may be ${statement.limit} bytes long at most` },
+          });
+        }
         const query = decodeQuery(body, frame.version);
         const answer = this.#context.intercept.query(query.query, query.parameters.keyspace ?? this.#keyspace, query.parameters, this);
         if (answer && 'rewrite' in answer) return this.#forward(frame, started, { rewrite: answer.rewrite });
@@ -190,14 +219,14 @@ export class ClientConnection {
         return this.#forward(frame, started);
       }
       case Opcode.PREPARE: {
-        const prepare = decodePrepare(this.#body(frame), frame.version);
+        const prepare = decodePrepare(this.#checkedBody(frame), frame.version);
         const keyspace = prepare.keyspace ?? this.#keyspace;
         const answer = this.#context.intercept.prepare(prepare.query, keyspace, this);
         if (answer) return this.#answer(frame, answer, started);
         return this.#forward(frame, started, { prepare: { query: prepare.query, keyspace } });
       }
       case Opcode.EXECUTE: {
-        const body = this.#body(frame);
+        const body = this.#checkedBody(frame);
         const id = new Reader(body).readShortBytes();
         if (!this.#context.intercept.owns(id)) {
           // An id that was never prepared through this proxy may name any statement the backend
@@ -212,9 +241,16 @@ export class ClientConnection {
         return this.#forward(frame, started, { executeId: execute.id });
       }
       case Opcode.BATCH:
+        this.#checkedBody(frame);
         return this.#forward(frame, started);
       case Opcode.AUTH_RESPONSE:
-        return this.#forward(frame, started, { answered: (opcode) => this.#handshake.authAnswered(opcode) });
+        this.#checkedBody(frame);
+        return this.#forward(frame, started, {
+          answered: (opcode) => {
+            this.#handshake.authAnswered(opcode);
+            if (opcode === Opcode.AUTH_SUCCESS) this.#context.established(this);
+          },
+        });
       default:
         // Response opcodes and unknown ones are never forwarded: the backend must not see garbage.
         return this.#reply(frame, {
@@ -225,7 +261,20 @@ export class ClientConnection {
 
   /** The request's message: decompressed, and past any custom payload. */
   #body(frame: Frame): Buffer {
-    return requestMessage(frame, this.#codec, this.#context.config.limits.maxFrameBytes);
+    if (this.#message?.frame === frame) return this.#message.body;
+    const body = requestMessage(frame, this.#codec, this.#context.config.limits.maxFrameBytes);
+    this.#message = { frame, body };
+    return body;
+  }
+
+  /**
+   * The message of a request that may be forwarded, checked so that it cannot harm the node (see
+   * request-check.ts); requestMessage has already read the custom payload map in front of it.
+   */
+  #checkedBody(frame: Frame): Buffer {
+    const body = this.#body(frame);
+    checkForwardedRequest(frame.opcode, body, frame.version);
+    return body;
   }
 
   async #backendConnection(): Promise<BackendConnection> {
@@ -259,6 +308,7 @@ export class ClientConnection {
     this.#forward(frame, started, {
       answered: (opcode) => {
         this.#handshake.startupAnswered(opcode);
+        if (opcode === Opcode.READY) this.#context.established(this);
         if (frame.version < 5 || (opcode !== Opcode.READY && opcode !== Opcode.AUTHENTICATE)) return;
         // Both directions frame everything after this answer in segments.
         const lz4 = compression === 'lz4';
@@ -309,7 +359,18 @@ export class ClientConnection {
         return;
       }
       this.#deliver(frame, response!, started, forwarding);
+      this.#holdBackend(backend);
     });
+  }
+
+  /**
+   * The client does not read its answers: stop reading the backend's until it does, so they wait
+   * in the node and the kernel, not in this process.
+   */
+  #holdBackend(backend: BackendConnection): void {
+    if (this.#closed || backend.paused || !this.socket.writableNeedDrain) return;
+    backend.pause();
+    this.socket.once('drain', () => backend.resume());
   }
 
   /** The backend's answer to a forwarded request goes to the client, under the client's stream id. */
@@ -487,7 +548,18 @@ export class ClientConnection {
     }
     this.#writer.flush();
     this.socket.end();
+    // Nothing more is read; what was buffered goes now, not when the socket is destroyed.
+    this.socket.pause();
+    this.#decoder = { push: () => [], buffered: 0 };
+    // The slot stays counted until the socket closes; a client that never closes its end is destroyed.
+    setTimeout(() => this.socket.destroy(), this.#context.config.connections.closeGrace).unref();
     this.#closed = true;
+    this.#release();
+  }
+
+  #release(): void {
+    this.#context.buffers.move(this.#buffered, 0);
+    this.#buffered = 0;
     this.#backend?.close();
     this.#context.forget(this);
   }
@@ -496,7 +568,6 @@ export class ClientConnection {
     if (this.#closed) return;
     this.#closed = true;
     this.socket.destroy();
-    this.#backend?.close();
-    this.#context.forget(this);
+    this.#release();
   }
 }

@@ -8,6 +8,7 @@ import type { BackendConnection } from './backend-connection.js';
 import type { ClientConnection, LocalAnswer } from './client-connection.js';
 import type { FrameCompression } from '../protocol/compression.js';
 import type { PreparedCache } from './prepared-cache.js';
+import type { BufferBudget } from './buffer-budget.js';
 
 /** A statement to forward whose RESULT the proxy must rewrite before the client sees it. */
 export interface Rewrite {
@@ -50,4 +51,8 @@ export interface ProxyContext {
   /** Membership events from `view` (what a client last read) to the current view. */
   eventsSince(view: VirtualView | undefined): readonly Event[];
   forget(client: ClientConnection): void;
+  /** The client finished its handshake (READY, or AUTH_SUCCESS after SASL): no more handshake deadline. */
+  established(client: ClientConnection): void;
+  /** Bytes of partly received requests, all clients together. */
+  readonly buffers: BufferBudget;
 }

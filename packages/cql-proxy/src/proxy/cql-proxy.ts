@@ -10,7 +10,7 @@ import { ProxyMetrics } from '../http/metrics.js';
 import { createOperationsServer } from '../http/server.js';
 import { encodeError } from '../protocol/error-message.js';
 import { ErrorCode } from '../protocol/errors.js';
-import { encodeFrameHeader, Opcode } from '../protocol/frame.js';
+import { encodeFrameHeader, MAX_BODY_LENGTH, Opcode } from '../protocol/frame.js';
 import type { Event } from '../protocol/event.js';
 import { describeVersions } from '../protocol/version.js';
 import { diffViews } from '../virtual/events.js';
@@ -19,6 +19,8 @@ import type { VirtualView } from '../virtual/view.js';
 import { BackendCluster } from './backend-cluster.js';
 import type { BackendTls } from './backend-connection.js';
 import { BackendPool } from './backend-pool.js';
+import { Admission } from './admission.js';
+import { BufferBudget } from './buffer-budget.js';
 import { ClientConnection } from './client-connection.js';
 import { frameCompression } from '../protocol/compression.js';
 import type { ProxyContext, SystemTableIntercept } from './context.js';
@@ -41,6 +43,7 @@ export class CqlProxy {
   readonly #pool: BackendPool;
   readonly #clients = new Set<ClientConnection>();
   readonly #prepared: PreparedCache;
+  readonly #admission: Admission;
   #membership: MembershipService | undefined;
   #server: Server | undefined;
   #http: HttpServer | undefined;
@@ -57,6 +60,15 @@ export class CqlProxy {
     this.#muster = muster;
     this.#log = log;
     this.#prepared = new PreparedCache(config.limits.preparedCacheSize);
+    const connections = config.connections;
+    this.#admission = new Admission({
+      maxConnections: config.limits.maxClientConnections,
+      maxHandshaking: connections.maxHandshaking,
+      maxPerAddress: connections.maxPerAddress,
+      maxHandshakingPerAddress: connections.maxHandshakingPerAddress,
+      handshakeTimeout: connections.handshakeTimeout,
+    });
+    this.metrics.sockets = () => ({ open: this.#admission.open, handshaking: this.#admission.handshaking });
     const backendTls = this.#backendTls();
     this.#backend = new BackendCluster({
       contactPoints: config.backend.contactPoints.map(parseHostPort),
@@ -69,7 +81,8 @@ export class CqlProxy {
     });
     this.#pool = new BackendPool(this.#backend, {
       connectTimeout: config.backend.connectTimeout,
-      maxBodyLength: config.limits.maxFrameBytes,
+      // maxFrameBytes bounds what clients send; answers (a large page) may be as big as the spec allows.
+      maxBodyLength: MAX_BODY_LENGTH,
       heartbeatInterval: config.backend.heartbeatInterval,
       ...(backendTls ? { tls: backendTls } : {}),
       onCount: (node, delta) => this.metrics.backendConnections.inc({ node }, delta),
@@ -105,6 +118,12 @@ export class CqlProxy {
       forget: (client) => {
         if (this.#clients.delete(client)) this.metrics.clientConnections.dec();
       },
+      established: (client) => {
+        this.#admission.ticketOf(client.socket)?.established();
+        const idle = this.config.connections.idleTimeout;
+        if (idle > 0) client.socket.setTimeout(idle, () => client.socket.destroy());
+      },
+      buffers: new BufferBudget(config.connections.maxBufferedBytes),
     };
   }
 
@@ -185,7 +204,11 @@ export class CqlProxy {
   /** Plain TCP, or TLS when `proxy.tls` is set (then only TLS is accepted). */
   #listener(): Server {
     const tls = this.config.tls;
-    if (!tls) return createServer((socket) => this.#accept(socket));
+    if (!tls) {
+      return createServer((socket) => {
+        if (this.#admit(socket)) this.#accept(socket);
+      });
+    }
     const read = (file: string, what: string) => this.#readFile(file, `proxy.tls.${what}`);
     const server = createTlsServer(
       {
@@ -194,9 +217,15 @@ export class CqlProxy {
         ...(tls.caFile ? { ca: read(tls.caFile, 'caFile') } : {}),
         requestCert: tls.requireClientCert,
         rejectUnauthorized: tls.requireClientCert,
+        handshakeTimeout: this.config.connections.tlsHandshakeTimeout,
       },
       (socket) => this.#accept(socket),
     );
+    // The TCP socket is admitted before its handshake, so handshakes count against the limits; a
+    // refused one is dropped at once (there is no TLS session yet to carry a CQL error).
+    server.prependListener('connection', (socket: Socket) => {
+      if (!this.#admit(socket, false)) socket.destroy();
+    });
     // A client that fails the handshake is counted and dropped; it never reaches the CQL layer.
     server.on('tlsClientError', () => this.metrics.errors.inc({ kind: 'tls_handshake' }));
     return server;
@@ -228,16 +257,17 @@ export class CqlProxy {
     };
   }
 
+  /** Gives `socket` a slot, or refuses it (with a CQL error the driver can read when `answer`). */
+  #admit(socket: Socket, answer = true): boolean {
+    const admitted = this.#draining ? 'This proxy is shutting down; use another host' : this.#admission.admit(socket);
+    if (typeof admitted !== 'string') return true;
+    this.metrics.errors.inc({ kind: 'connection_refused' });
+    if (answer && this.#admission.holdRefused(socket)) refuse(socket, admitted, this.config.connections.closeGrace);
+    else socket.destroy();
+    return false;
+  }
+
   #accept(socket: Socket): void {
-    if (this.#clients.size >= this.config.limits.maxClientConnections || this.#draining) {
-      // Refuse with a CQL error the driver can read, then close.
-      const why = this.#draining
-        ? 'This proxy is shutting down; use another host'
-        : `Too many client connections (${this.config.limits.maxClientConnections})`;
-      refuse(socket, why);
-      this.metrics.errors.inc({ kind: 'connection_refused' });
-      return;
-    }
     const client = new ClientConnection(this.#nextClientId++, socket, this.#context);
     this.#clients.add(client);
     this.metrics.clientConnections.inc();
@@ -306,7 +336,7 @@ export class CqlProxy {
   }
 }
 
-function refuse(socket: Socket, message: string): void {
+function refuse(socket: Socket, message: string, grace: number): void {
   socket.once('data', (chunk: Buffer) => {
     const version = Math.min(Math.max((chunk[0] ?? 4) & 0x7f, 3), 4);
     const stream = chunk.length >= 4 ? chunk.readInt16BE(2) : 0;
@@ -314,7 +344,9 @@ function refuse(socket: Socket, message: string): void {
     socket.end(Buffer.concat([encodeFrameHeader({ version, response: true, flags: 0, stream, opcode: Opcode.ERROR }, body.length), body]));
   });
   socket.on('error', () => socket.destroy());
-  setTimeout(() => socket.destroy(), 2000).unref();
+  // The answer goes out on the client's first bytes; a client that sends nothing, or keeps its
+  // end open, is destroyed after the grace period.
+  setTimeout(() => socket.destroy(), grace).unref();
 }
 
 function listen(server: Server | HttpServer, port: number, host: string): Promise<void> {

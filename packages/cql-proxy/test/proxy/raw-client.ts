@@ -37,10 +37,13 @@ export class RawClient {
     for (const w of waiters) w();
   }
 
-  static open(address: string): Promise<RawClient> {
+  /** `localAddress`: the source address (any of 127/8 reaches a loopback listener). */
+  static open(address: string, localAddress?: string): Promise<RawClient> {
     const [host, port] = address.split(':');
     return new Promise((resolve, reject) => {
-      const socket = connect({ host: host!, port: Number(port) }, () => resolve(new RawClient(socket)));
+      const socket = connect({ host: host!, port: Number(port), ...(localAddress ? { localAddress } : {}) }, () =>
+        resolve(new RawClient(socket)),
+      );
       socket.once('error', reject);
     });
   }

@@ -1,3 +1,4 @@
+import { BufferBudget } from '../../src/proxy/buffer-budget.js';
 import { createServer, type Server } from 'node:net';
 import { ProxyMetrics } from '../../src/http/metrics.js';
 import { Opcode, type Frame } from '../../src/protocol/frame.js';
@@ -125,6 +126,8 @@ export async function scriptedProxy(script: Script): Promise<{
     draining: () => false,
     eventsSince: () => [],
     forget: (client) => clients.delete(client),
+    established: () => undefined,
+    buffers: new BufferBudget(config.connections.maxBufferedBytes),
   };
   let next = 0;
   const server: Server = createServer((socket) => clients.add(new ClientConnection(++next, socket, context)));

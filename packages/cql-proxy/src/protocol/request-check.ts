@@ -1,0 +1,91 @@
+import { ProtocolError } from './errors.js';
+import { Opcode } from './frame.js';
+import { QueryFlag, readFlags } from './query-parameters.js';
+import { Reader } from './reader.js';
+
+/**
+ * Checks that a request body the proxy forwards holds what its lengths announce, without decoding
+ * it: strings are skipped, values are bounds-checked views. Throws {@link ProtocolError} naming the
+ * field and offset, which the client gets as PROTOCOL_ERROR on its stream.
+ *
+ * Why the proxy must do this and not leave it to the node: Cassandra 5.0 reads a bound value
+ * (CBUtil.readBoundValue, readValue → readRawBytes) by allocating a byte array of the declared
+ * length *before* checking that the body holds that many bytes. A 30-byte QUERY that declares a
+ * 2 GiB value makes the node throw OutOfMemoryError, and Cassandra's JVMStabilityInspector treats
+ * any OutOfMemoryError as fatal: the node dies. The same holds for values in EXECUTE, BATCH, the
+ * custom payload map (read by requestMessage before this check) and AUTH_RESPONSE's token.
+ *
+ * `body` is the request's message: decompressed and past any custom payload (request-message.ts).
+ */
+export function checkForwardedRequest(opcode: number, body: Buffer, version: number): void {
+  const r = new Reader(body);
+  switch (opcode) {
+    case Opcode.QUERY:
+      skipLongString(r, 'query');
+      return skipQueryParameters(r, version);
+    case Opcode.EXECUTE:
+      r.readShortBytes();
+      if (version >= 5) r.readShortBytes();
+      return skipQueryParameters(r, version);
+    case Opcode.PREPARE:
+      skipLongString(r, 'query');
+      if (version >= 5 && (r.readInt() & 0x01) !== 0) skipString(r);
+      return;
+    case Opcode.BATCH:
+      return skipBatch(r, version);
+    case Opcode.AUTH_RESPONSE:
+      r.readBytes();
+      return;
+    default:
+      return;
+  }
+}
+
+function skipString(r: Reader): void {
+  r.readRaw(r.readShort(), '[string]');
+}
+
+function skipLongString(r: Reader, what: string): void {
+  const n = r.readInt();
+  if (n < 0) throw new ProtocolError(`Negative ${what} [long string] length ${n} at offset ${r.position - 4}`);
+  r.readRaw(n, `${what} [long string]`);
+}
+
+function skipValues(r: Reader, withNames: boolean): void {
+  const n = r.readShort();
+  for (let i = 0; i < n; i++) {
+    if (withNames) skipString(r);
+    r.readValue();
+  }
+}
+
+function skipQueryParameters(r: Reader, version: number): void {
+  r.readConsistency();
+  const flags = readFlags(r, version);
+  const has = (flag: number) => (flags & flag) !== 0;
+  if (has(QueryFlag.VALUES)) skipValues(r, has(QueryFlag.WITH_NAMES_FOR_VALUES));
+  if (has(QueryFlag.PAGE_SIZE)) r.readInt();
+  if (has(QueryFlag.WITH_PAGING_STATE)) r.readBytes();
+  if (has(QueryFlag.WITH_SERIAL_CONSISTENCY)) r.readConsistency();
+  if (has(QueryFlag.WITH_DEFAULT_TIMESTAMP)) r.readLong();
+  if (version >= 5 && has(QueryFlag.WITH_KEYSPACE)) skipString(r);
+  if (version >= 5 && has(QueryFlag.WITH_NOW_IN_SECONDS)) r.readInt();
+}
+
+function skipBatch(r: Reader, version: number): void {
+  r.readByte();
+  const n = r.readShort();
+  for (let i = 0; i < n; i++) {
+    const kind = r.readByte();
+    if (kind === 0) skipLongString(r, 'BATCH statement');
+    else if (kind === 1) r.readShortBytes();
+    else throw new ProtocolError(`Invalid BATCH statement kind ${kind} at offset ${r.position - 1}`);
+    skipValues(r, false);
+  }
+  r.readConsistency();
+  const flags = readFlags(r, version);
+  if (flags & QueryFlag.WITH_SERIAL_CONSISTENCY) r.readConsistency();
+  if (flags & QueryFlag.WITH_DEFAULT_TIMESTAMP) r.readLong();
+  if (version >= 5 && flags & QueryFlag.WITH_KEYSPACE) skipString(r);
+  if (version >= 5 && flags & QueryFlag.WITH_NOW_IN_SECONDS) r.readInt();
+}
