@@ -55,8 +55,10 @@ export class MembershipService {
   constructor(options: MembershipServiceOptions) {
     this.#options = options;
     this.#probe = options.probe ? new PeerProbe({ ...options.probe, onChange: () => this.#shape() }) : undefined;
-    // Long enough for the DOWN (held for the debounce) to go out before the removal does.
-    this.#liveness = new PeerLiveness({ removeAfter: options.config.events.debounce * 2 + 250 });
+    // The DOWN (held for the debounce) goes out well before the removal: drivers that act on DOWN
+    // (Java, gocql, which batches events for about 1 s) stop routing and let their requests finish
+    // before the removal closes their pool.
+    this.#liveness = new PeerLiveness({ removeAfter: options.config.events.debounce * 2 + 1500 });
     this.#tracker = new MembershipTracker({
       self: options.self(),
       membership: options.membership,
@@ -85,13 +87,12 @@ export class MembershipService {
   async start(): Promise<void> {
     const { config, heartbeat } = this.#options;
     await this.beat();
-    await this.#reconcile();
     if (this.#probe) {
       // Probed before the first view goes out, so it shows who answers instead of flapping after.
-      this.#probe.setPeers(this.#peers());
+      this.#setEndpoints(await this.#options.discovery.list(config.service, { signal: this.#stop.signal }));
       await this.#probe.start();
-      this.#shape();
     }
+    await this.#reconcile();
     this.#tracker.flush();
     this.#loops.push(this.#watchDiscovery());
     if (heartbeat) this.#loops.push(this.#watchHeartbeats(heartbeat));
