@@ -163,6 +163,7 @@ export class CqlProxy {
         requireHeartbeat: heartbeat !== undefined && !probing.heartbeatsProcessLocal,
       },
       ...(probing.probe ? { probe: probing.probe } : {}),
+      listingIsMembership: this.#muster.adapters.discovery === 'static',
       payload: () => ({
         address: this.config.advertise?.address ?? this.config.listen.host,
         port: this.config.advertise?.port ?? this.port,

@@ -29,6 +29,12 @@ export interface MembershipServiceOptions {
    * listener's TLS. Undefined: peers' liveness comes from the HeartbeatStore alone.
    */
   readonly probe?: Omit<PeerProbeOptions, 'onChange'>;
+  /**
+   * Discovery's list is the membership itself (static members): an instance it no longer lists
+   * has been removed and must stop taking clients. Elsewhere (Kubernetes, Consul) the platform
+   * lists an instance on its own schedule, so its absence says nothing.
+   */
+  readonly listingIsMembership?: boolean;
 }
 
 /**
@@ -80,7 +86,8 @@ export class MembershipService {
   /** Whether Discovery lists this instance (a static member removed from the file is not). */
   get selfListed(): boolean {
     const id = this.#options.config.instanceId;
-    return this.#endpoints === undefined || this.#endpoints.some((e) => e.id === id);
+    if (this.#options.listingIsMembership !== true || this.#endpoints === undefined) return true;
+    return this.#endpoints.some((e) => e.id === id);
   }
 
   /** Lists both sources once (so the first view is complete), then keeps watching. */
