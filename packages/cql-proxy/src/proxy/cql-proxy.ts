@@ -140,7 +140,7 @@ export class CqlProxy {
     await listen(this.#http, this.config.http.port, this.config.http.host);
 
     const discovery = this.#muster.discovery;
-    const probing = peerProbeFor(this.config, this.#muster, this.#log, this.#listenerTls());
+    const probing = peerProbeFor(this.config, this.#muster, this.#listenerTls());
     const heartbeat = this.#muster.has('heartbeat') ? this.#muster.heartbeat : undefined;
     this.#membership = new MembershipService({
       config: this.config,
@@ -185,6 +185,8 @@ export class CqlProxy {
       port: this.config.advertise?.port ?? this.port,
     });
     await this.#membership.start();
+    if (probing.warning && (this.#membership.view?.members.length ?? 0) > 1)
+      this.#log.warn({ heartbeat: 'process-local' }, probing.warning);
     this.#log.info({ listen: `${this.config.listen.host}:${this.port}`, http: this.httpPort }, 'proxy ready');
   }
 

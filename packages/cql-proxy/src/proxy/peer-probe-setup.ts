@@ -1,5 +1,4 @@
 import type { Muster } from '@muster/core';
-import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config.js';
 import type { PeerProbeOptions } from './peer-probe.js';
 
@@ -11,6 +10,8 @@ export interface PeerProbing {
   readonly probe: Omit<PeerProbeOptions, 'onChange'> | undefined;
   /** The HeartbeatStore cannot see other processes: a peer without a heartbeat is not taken as dead. */
   readonly heartbeatsProcessLocal: boolean;
+  /** What to warn about when the member list has peers (they may run in other processes). */
+  readonly warning: string | undefined;
 }
 
 /**
@@ -19,20 +20,17 @@ export interface PeerProbing {
  * store, peers are probed (`proxy.peerProbe.mode: auto`), and the static store is warned about:
  * alone it would show every proxy in another process as dead, so that drivers see a single host.
  */
-export function peerProbeFor(config: ProxyConfig, muster: Muster, log: Logger, tls: PeerProbeOptions['tls']): PeerProbing {
+export function peerProbeFor(config: ProxyConfig, muster: Muster, tls: PeerProbeOptions['tls']): PeerProbing {
   const adapter = muster.adapters.heartbeat;
   const heartbeatsProcessLocal = adapter !== undefined && PROCESS_LOCAL_HEARTBEATS.has(adapter);
   const { mode, interval, timeout } = config.peerProbe;
   const probing = mode === 'on' || (mode === 'auto' && (adapter === undefined || heartbeatsProcessLocal));
-  if (heartbeatsProcessLocal) {
-    log.warn(
-      { heartbeat: adapter, peerProbe: probing ? 'on' : 'off' },
-      `heartbeat adapter '${adapter}' keeps heartbeats inside this process: proxies in other processes never see them. ` +
-        (probing
-          ? 'Peers are probed instead (proxy.peerProbe). '
-          : 'proxy.peerProbe is off, so peers in other processes count as alive while Discovery lists them. ') +
-        'Remove the heartbeat: section for static members, or choose a shared store (kubernetes, consul).',
-    );
-  }
-  return { probe: probing ? { interval, timeout, ...(tls ? { tls } : {}) } : undefined, heartbeatsProcessLocal };
+  const warning = heartbeatsProcessLocal
+    ? `heartbeat adapter '${adapter}' keeps heartbeats inside this process: proxies in other processes never see them. ` +
+      (probing
+        ? 'Peers are probed instead (proxy.peerProbe). '
+        : 'proxy.peerProbe is off, so peers in other processes count as alive while Discovery lists them. ') +
+      'Remove the heartbeat: section for static members, or choose a shared store (kubernetes, consul).'
+    : undefined;
+  return { probe: probing ? { interval, timeout, ...(tls ? { tls } : {}) } : undefined, heartbeatsProcessLocal, warning };
 }
