@@ -18,12 +18,13 @@ import { gocqlSteadyLoad } from '../../../../scripts/testenv/gocql.mjs';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { decodeEvent } from '../../src/protocol/event.js';
 import { Opcode } from '../../src/protocol/frame.js';
+import { encodeStartup } from '../../src/protocol/requests.js';
 import { freePort, until, type CassandraEntry } from './harness.js';
 import { RawClient } from './raw-client.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
 const python = hasTool('python3', ['-c', 'import venv, ensurepip']);
-const go = hasTool('go', ['version']);
+const go = process.env.MUSTER_DRAIN_GOCQL !== 'off' && hasTool('go', ['version']);
 if (!python || !go) {
   const why = `${python ? '' : 'python3 with venv/ensurepip'}${!python && !go ? ' and ' : ''}${go ? '' : 'go'} not installed: the drain test runs without that driver`;
   if (process.env.CI === 'true' && !python) throw new Error(`${why} (CI=true: failing instead of skipping)`);
@@ -34,6 +35,9 @@ const bin = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const loadScript = fileURLToPath(new URL('../drivers/python/steady_load.py', import.meta.url));
 /** Requests per second from each driver. */
 const RATE = Number(process.env.MUSTER_DRAIN_RATE ?? 200);
+
+/** What a failed test leaves running is stopped in afterAll. */
+const cleanups: (() => unknown)[] = [];
 
 interface LoadReport {
   ok: number;
@@ -56,6 +60,7 @@ function subprocessLoad(command: string, args: string[]) {
     }
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  cleanups.push(() => child.kill('SIGKILL'));
   return {
     lines,
     /** The last set of hosts it reported having open pools to. */
@@ -181,8 +186,9 @@ proxy:
     for (const id of ids) await seenBy(id, true);
   }, TIMEOUT);
 
-  afterAll(() => {
+  afterAll(async () => {
     for (const child of running.values()) child.kill('SIGKILL');
+    for (const cleanup of cleanups) await cleanup();
   });
 
   it(
@@ -199,10 +205,21 @@ proxy:
         expect(await nextEventAbout(watcher, 'proxy-c')).toMatchObject({ type: 'STATUS_CHANGE', change: 'UP' });
         console.log(`started again (ready) → UP: ${Date.now() - from} ms after the start command`);
 
+        // A client of proxy-c that never moves away (no driver logic): the drain waits out its grace,
+        // then half-closes it (FIN, so 'end' before 'close'; a reset would be an 'error').
+        const stayer = await RawClient.open(address('proxy-c'));
+        stayer.send(4, 1, Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) }));
+        expect((await stayer.next(1))?.opcode).toBe(Opcode.READY);
+        const ending = new Promise<string>((resolve) => {
+          stayer.socket.once('end', () => resolve('end'));
+          stayer.socket.once('error', (error) => resolve(`error ${error.message}`));
+        });
         from = Date.now();
         await stop('proxy-c', 'SIGTERM');
+        expect(await ending).toBe('end');
         expect(await nextEventAbout(watcher, 'proxy-c')).toMatchObject({ type: 'STATUS_CHANGE', change: 'DOWN' });
         expect(await nextEventAbout(watcher, 'proxy-c')).toMatchObject({ type: 'TOPOLOGY_CHANGE', change: 'REMOVED_NODE' });
+        stayer.close();
         await start('proxy-c');
         expect(await nextEventAbout(watcher, 'proxy-c')).toMatchObject({ type: 'TOPOLOGY_CHANGE', change: 'NEW_NODE' });
         console.log(`SIGTERM → DOWN, REMOVED_NODE; started again → NEW_NODE: ${Date.now() - from} ms in all`);
@@ -221,6 +238,7 @@ proxy:
         localDataCenter: backend!.localDataCenter,
         protocolOptions: { port },
       });
+      cleanups.push(() => setup.shutdown());
       await setup.connect();
       await setup.execute(
         "CREATE KEYSPACE IF NOT EXISTS muster_drain WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
@@ -234,9 +252,19 @@ proxy:
         localDataCenter: backend!.localDataCenter,
         protocolOptions: { port },
       });
+      const driverLog: string[] = [];
+      /** When the driver's control connection lost its host (the host drained), by the driver's own log. */
+      const controlHostLost: number[] = [];
+      client.on('log', (level: string, source: string, message: string) => {
+        if (/used by the ControlConnection DOWN/.test(message)) controlHostLost.push(Date.now());
+        if (process.env.MUSTER_DRAIN_DEBUG && level !== 'verbose') driverLog.push(`${Date.now()} ${level} ${source} ${message}`);
+      });
       await client.connect();
-      const node = { ok: 0, failed: 0, errors: [] as string[] };
+      cleanups.push(() => client.shutdown());
+      if (process.env.MUSTER_DRAIN_DEBUG) cleanups.push(() => writeFileSync(join(dir, 'node-driver.log'), driverLog.join('\n')));
+      const node = { ok: 0, failed: 0, errors: [] as string[], failedAt: [] as number[] };
       let sending = true;
+      cleanups.push(() => (sending = false));
       const inFlight = new Set<Promise<void>>();
       const load = (async () => {
         let i = 0;
@@ -247,7 +275,8 @@ proxy:
             () => void node.ok++,
             (error: unknown) => {
               node.failed++;
-              if (node.errors.length < 20) node.errors.push(String(error));
+              node.failedAt.push(Date.now());
+              if (node.errors.length < 20) node.errors.push(`${Date.now()} ${String(error)}`);
             },
           );
           inFlight.add(request);
@@ -308,7 +337,15 @@ proxy:
       );
       expect(node.ok).toBeGreaterThan(0);
       expect(pyReport.ok).toBeGreaterThan(0);
-      expect({ node: node.failed, python: pyReport.failed + (pyReport.unanswered ?? 0) }).toEqual({ node: 0, python: 0 });
+      expect(pyReport.failed + (pyReport.unanswered ?? 0)).toBe(0);
+      // cassandra-driver sends requests on its control connection too, and moves that connection
+      // only when it closes: requests it wrote in the instant before it read the drained host's FIN
+      // are lost (README, Drain). Nothing else may fail: no OVERLOADED, no loss on other connections.
+      const unexplained = node.failedAt.filter((at) => !controlHostLost.some((lost) => Math.abs(at - lost) < 2000));
+      expect({ unexplained, kinds: [...new Set(node.errors.map((e) => e.replace(/^\d+ /, '')))] }).toEqual({
+        unexplained: [],
+        kinds: node.failed === 0 ? [] : ['DriverError: Socket was closed'],
+      });
       if (goReport) expect(goReport.ok).toBeGreaterThan(0);
     },
     TIMEOUT,
