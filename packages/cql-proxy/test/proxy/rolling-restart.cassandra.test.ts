@@ -36,6 +36,12 @@ const loadScript = fileURLToPath(new URL('../drivers/python/steady_load.py', imp
 /** Requests per second from each driver. */
 const RATE = Number(process.env.MUSTER_DRAIN_RATE ?? 200);
 
+/**
+ * Cassandra's own answer that a write timed out (the shared testenv node is busy): forwarded as the
+ * backend gave it, not the proxy's doing, so counted apart from the drain's verdict.
+ */
+const backendTimeout = (error: string) => /WriteTimeout|ReadTimeout|Server timeout during (write|read) query/.test(error);
+
 /** What a failed test leaves running is stopped in afterAll. */
 const cleanups: (() => unknown)[] = [];
 
@@ -43,6 +49,8 @@ interface LoadReport {
   ok: number;
   failed: number;
   unanswered?: number;
+  /** Failures by error class (Python). */
+  kinds?: Record<string, number>;
   errors: string[];
 }
 
@@ -262,7 +270,7 @@ proxy:
       await client.connect();
       cleanups.push(() => client.shutdown());
       if (process.env.MUSTER_DRAIN_DEBUG) cleanups.push(() => writeFileSync(join(dir, 'node-driver.log'), driverLog.join('\n')));
-      const node = { ok: 0, failed: 0, errors: [] as string[], failedAt: [] as number[] };
+      const node = { ok: 0, failed: 0, backendTimeouts: 0, errors: [] as string[], failedAt: [] as number[] };
       let sending = true;
       cleanups.push(() => (sending = false));
       const inFlight = new Set<Promise<void>>();
@@ -274,6 +282,10 @@ proxy:
           const request = client.execute('INSERT INTO muster_drain.kv (k, v) VALUES (?, ?)', [i % 1000, i], { prepare: true }).then(
             () => void node.ok++,
             (error: unknown) => {
+              if (backendTimeout(String(error))) {
+                node.backendTimeouts++;
+                return;
+              }
               node.failed++;
               node.failedAt.push(Date.now());
               if (node.errors.length < 20) node.errors.push(`${Date.now()} ${String(error)}`);
@@ -337,7 +349,13 @@ proxy:
       );
       expect(node.ok).toBeGreaterThan(0);
       expect(pyReport.ok).toBeGreaterThan(0);
-      expect(pyReport.failed + (pyReport.unanswered ?? 0)).toBe(0);
+      const pyKinds = Object.entries(pyReport.kinds ?? {});
+      const pyTimeouts = pyKinds.filter(([kind]) => backendTimeout(kind)).reduce((n, [, count]) => n + count, 0);
+      console.log(
+        `backend timeouts (the busy testenv Cassandra's own answers, not counted): cassandra-driver ${node.backendTimeouts}, Python ${pyTimeouts}`,
+      );
+      expect(Object.fromEntries(pyKinds.filter(([kind]) => !backendTimeout(kind)))).toEqual({});
+      expect(pyReport.unanswered ?? 0).toBe(0);
       // cassandra-driver sends requests on its control connection too, and moves that connection
       // only when it closes: requests it wrote in the instant before it read the drained host's FIN
       // are lost (README, Drain). Nothing else may fail: no OVERLOADED, no loss on other connections.

@@ -3,7 +3,8 @@
 Usage: steady_load.py HOST:PORT RATE
 Defaults on purpose: statements are not idempotent and the default retry policy applies, as in an
 application that never tuned them. Prints one JSON line whenever the set of hosts the session has
-open pools to changes ({"hosts": [...]}), and at the end {"ok": N, "failed": N, "errors": [...]}.
+open pools to changes ({"hosts": [...]}), and at the end {"ok": N, "failed": N, "kinds": {error
+class: N}, "errors": [the first 20]}.
 """
 
 import json
@@ -22,7 +23,7 @@ def main():
     session = cluster.connect()
     insert = SimpleStatement("INSERT INTO muster_drain.kv (k, v) VALUES (%s, %s)")
     lock = threading.Lock()
-    counts = {"ok": 0, "failed": 0, "errors": []}
+    counts = {"ok": 0, "failed": 0, "errors": [], "kinds": {}}
     pending = [0]
     stop = threading.Event()
 
@@ -34,6 +35,8 @@ def main():
     def failed(error):
         with lock:
             counts["failed"] += 1
+            kind = type(error).__name__
+            counts["kinds"][kind] = counts["kinds"].get(kind, 0) + 1
             pending[0] -= 1
             if len(counts["errors"]) < 20:
                 counts["errors"].append(f"{type(error).__name__}: {error}")
