@@ -57,6 +57,7 @@ export class MembershipService {
   #endpoints: readonly Endpoint[] | undefined;
   #heartbeats = new Map<string, MemberHeartbeat>();
   #removalTimer: NodeJS.Timeout | undefined;
+  #everListed = false;
 
   constructor(options: MembershipServiceOptions) {
     this.#options = options;
@@ -85,9 +86,11 @@ export class MembershipService {
 
   /** Whether Discovery lists this instance (a static member removed from the file is not). */
   get selfListed(): boolean {
-    const id = this.#options.config.instanceId;
     if (this.#options.listingIsMembership !== true || this.#endpoints === undefined) return true;
-    return this.#endpoints.some((e) => e.id === id);
+    if (this.#endpoints.some((e) => e.id === this.#options.config.instanceId)) return true;
+    // An empty list for a service this instance was never listed in is a lone instance (or a
+    // service name the static list does not carry): it keeps serving, as it always did.
+    return this.#endpoints.length === 0 && !this.#everListed;
   }
 
   /** Lists both sources once (so the first view is complete), then keeps watching. */
@@ -168,6 +171,7 @@ export class MembershipService {
 
   #setEndpoints(endpoints: readonly Endpoint[]): void {
     this.#endpoints = this.#placed(endpoints);
+    if (this.#endpoints.some((e) => e.id === this.#options.config.instanceId)) this.#everListed = true;
     this.#probe?.setPeers(this.#peers());
   }
 
