@@ -3,7 +3,12 @@
 // client hears DOWN when a peer is killed and UP when it returns, DOWN then REMOVED_NODE when one
 // drains, and NEW_NODE when it is back. Then a rolling restart (SIGTERM, start again, wait until
 // the others show it UP, next) under a steady load from cassandra-driver and the Python driver,
-// both with their defaults (non-idempotent statements, default retry policy): no request fails.
+// both with their defaults (non-idempotent statements, default retry policy): the Python driver
+// loses nothing; cassandra-driver loses only what it wrote on its control connection in the instant
+// the drained host half-closed it (it sends requests there too and never moves that connection
+// before it closes; README, Drain). gocql (when Go is installed) is measured and printed, not judged.
+// MUSTER_DRAIN_RATE sets the rate, MUSTER_DRAIN_GOCQL=off skips gocql, MUSTER_DRAIN_DEBUG=1 keeps
+// cassandra-driver's log beside the proxies' logs in the test's temporary folder.
 // Finally a proxy removed from the members file stops being ready and refuses new clients.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
@@ -239,7 +244,7 @@ proxy:
   );
 
   (python ? it : it.skip)(
-    `rolling restart of all three under ${RATE} req/s from each of cassandra-driver and the Python driver, defaults: 0 failed`,
+    `rolling restart of all three under ${RATE} req/s from each of cassandra-driver and the Python driver, defaults: Python 0 failed, cassandra-driver only its control-connection race`,
     async () => {
       const setup = new cassandra.Client({
         contactPoints: [address('proxy-a')],
