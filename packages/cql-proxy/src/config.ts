@@ -136,7 +136,32 @@ export const proxySchema = s.object({
     }),
     { host: '127.0.0.1', port: 9100 },
   ),
-  shutdown: s.withDefault(s.object({ drainTimeout: s.withDefault(s.duration(), 30_000) }), { drainTimeout: 30_000 }),
+  /**
+   * Draining on SIGTERM (see the README's "Drain"): peers announce this instance DOWN and then
+   * remove it, drivers get `grace` to close their connections themselves, then each remaining one
+   * is half-closed after its last answer; at `drainTimeout` the rest is closed.
+   */
+  shutdown: s.withDefault(
+    s.object({
+      /** How long drivers get to leave on their own; it must cover peers' notice (probe interval + 3 × debounce) and the drivers' refresh. */
+      grace: s.withDefault(s.duration(), 10_000),
+      drainTimeout: s.withDefault(s.duration(), 30_000),
+    }),
+    { grace: 10_000, drainTimeout: 30_000 },
+  ),
+  /**
+   * Liveness of peers when membership cannot tell it (static members without a HeartbeatStore
+   * shared across processes): each peer's readiness endpoint (when its member entry has
+   * `ports: { http: N }`) or native port is probed. `auto` probes exactly then.
+   */
+  peerProbe: s.withDefault(
+    s.object({
+      mode: s.withDefault(s.literal('auto', 'on', 'off'), 'auto'),
+      interval: s.withDefault(s.duration({ min: 50 }), 1000),
+      timeout: s.withDefault(s.duration({ min: 10 }), 1000),
+    }),
+    { mode: 'auto', interval: 1000, timeout: 1000 },
+  ),
   log: s.withDefault(s.object({ level: s.withDefault(s.literal('trace', 'debug', 'info', 'warn', 'error', 'silent'), 'info') }), {
     level: 'info',
   }),

@@ -77,6 +77,8 @@ export class ClientConnection {
   #inFlight = 0;
   #closed = false;
   readonly #handshake = new Handshake();
+  /** Draining: half-close once the last request in flight has its answer. */
+  #endWhenAnswered = false;
   readonly registered = new Set<string>();
   /** The membership view this client's last system-table read was answered from. */
   servedView: VirtualView | undefined;
@@ -114,7 +116,12 @@ export class ClientConnection {
   }
 
   #receive(chunk: Buffer): void {
-    if (this.#closed) return; // after a fatal error, until the socket is destroyed
+    if (this.#closed) {
+      // After a fatal error (until the socket is destroyed), or sent before the client saw this
+      // connection's FIN (drain): it cannot be answered any more.
+      this.#context.metrics.errors.inc({ kind: 'after_close' });
+      return;
+    }
     let frames: Frame[];
     try {
       frames = this.#decoder.push(chunk);
@@ -325,9 +332,8 @@ export class ClientConnection {
    */
   #forward(frame: Frame, started: number, forwarding?: Forwarding): void {
     const { config, metrics } = this.#context;
-    if (this.#context.draining()) {
-      return this.#reply(frame, { error: { code: ErrorCode.OVERLOADED, message: 'This proxy is shutting down; retry on the next host' } });
-    }
+    // A draining proxy keeps forwarding (OVERLOADED would fail a non-idempotent request: drivers do
+    // not retry it); the drain moves drivers away instead (drain.ts).
     if (this.#inFlight >= config.limits.maxInFlightPerConnection) {
       metrics.errors.inc({ kind: 'overloaded' });
       return this.#reply(frame, {
@@ -376,6 +382,7 @@ export class ClientConnection {
   /** The backend's answer to a forwarded request goes to the client, under the client's stream id. */
   #deliver(frame: Frame, response: Frame, started: number, forwarding: Forwarding | undefined): void {
     this.#inFlight--;
+    this.#endIfAnswered();
     try {
       if (forwarding?.prepare && response.opcode === Opcode.RESULT) this.#rememberPrepared(response, forwarding.prepare);
       if (response.opcode === Opcode.RESULT && frame.opcode === Opcode.QUERY) this.#trackKeyspace(response);
@@ -424,6 +431,7 @@ export class ClientConnection {
     // A STARTUP no node answered leaves the connection new: the client may send STARTUP again.
     if (frame.opcode === Opcode.STARTUP) this.#handshake.startupAnswered(Opcode.ERROR);
     this.#replyFailure(frame, error);
+    this.#endIfAnswered();
   }
 
   /**
@@ -564,8 +572,34 @@ export class ClientConnection {
     this.#context.forget(this);
   }
 
+  /**
+   * Half-closes (FIN, so no request is cut by a reset) as soon as every request this client sent
+   * has its answer; the socket closes when the client closes its side (or the drain times out).
+   */
+  endWhenAnswered(): void {
+    this.#endWhenAnswered = true;
+    if (this.#inFlight === 0) queueMicrotask(() => this.#endIfAnswered());
+  }
+
+  #endIfAnswered(): void {
+    if (!this.#endWhenAnswered || this.#inFlight > 0 || this.#closed) return;
+    // The answer just written goes out first: end() follows it in the same flush.
+    queueMicrotask(() => {
+      if (this.#closed || this.#inFlight > 0) return;
+      this.#writer.flush();
+      this.#closed = true;
+      this.socket.end();
+      this.#backend?.close();
+      // The client's FIN (or the drain's timeout) closes the socket; until then it stays counted.
+      this.socket.once('close', () => this.#context.forget(this));
+    });
+  }
+
   close(): void {
-    if (this.#closed) return;
+    if (this.#closed) {
+      if (!this.socket.destroyed) this.socket.destroy();
+      return;
+    }
     this.#closed = true;
     this.socket.destroy();
     this.#release();

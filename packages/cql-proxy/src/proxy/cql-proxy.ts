@@ -24,7 +24,10 @@ import { BufferBudget } from './buffer-budget.js';
 import { ClientConnection } from './client-connection.js';
 import { frameCompression } from '../protocol/compression.js';
 import type { ProxyContext, SystemTableIntercept } from './context.js';
+import { drainClients } from './drain.js';
 import { MembershipService } from './membership-service.js';
+import { DRAINING_MESSAGE } from './peer-probe.js';
+import { peerProbeFor } from './peer-probe-setup.js';
 import { PreparedCache } from './prepared-cache.js';
 import { createSystemTableIntercept } from './system-intercept.js';
 
@@ -156,6 +159,7 @@ export class CqlProxy {
     await listen(this.#http, this.config.http.port, this.config.http.host);
 
     const discovery = this.#muster.discovery;
+    const probing = peerProbeFor(this.config, this.#muster, this.#listenerTls());
     const heartbeat = this.#muster.has('heartbeat') ? this.#muster.heartbeat : undefined;
     this.#membership = new MembershipService({
       config: this.config,
@@ -175,8 +179,10 @@ export class CqlProxy {
         defaultDc: this.config.dataCenter ?? this.#backend.view.localDataCenter,
         defaultRack: this.config.rack,
         tokens: { mode: this.config.tokens.mode, perMember: this.config.tokens.perInstance },
-        requireHeartbeat: heartbeat !== undefined,
+        requireHeartbeat: heartbeat !== undefined && !probing.heartbeatsProcessLocal,
       },
+      ...(probing.probe ? { probe: probing.probe } : {}),
+      listingIsMembership: this.#muster.adapters.discovery === 'static',
       payload: () => ({
         address: this.config.advertise?.address ?? this.config.listen.host,
         port: this.config.advertise?.port ?? this.port,
@@ -198,6 +204,8 @@ export class CqlProxy {
       port: this.config.advertise?.port ?? this.port,
     });
     await this.#membership.start();
+    if (probing.warning && (this.#membership.view?.members.length ?? 0) > 1)
+      this.#log.warn({ heartbeat: 'process-local' }, probing.warning);
     this.#log.info({ listen: `${this.config.listen.host}:${this.port}`, http: this.httpPort }, 'proxy ready');
   }
 
@@ -231,6 +239,13 @@ export class CqlProxy {
     return server;
   }
 
+  /** The probe speaks TLS to peers when this listener does, presenting this instance's certificate. */
+  #listenerTls(): { cert: Buffer; key: Buffer } | undefined {
+    const tls = this.config.tls;
+    if (!tls) return undefined;
+    return { cert: this.#readFile(tls.certFile, 'proxy.tls.certFile'), key: this.#readFile(tls.keyFile, 'proxy.tls.keyFile') };
+  }
+
   /** TLS material is read once, at construction: a missing file fails the start, naming the setting. */
   #readFile(file: string, setting: string): Buffer {
     try {
@@ -259,7 +274,11 @@ export class CqlProxy {
 
   /** Gives `socket` a slot, or refuses it (with a CQL error the driver can read when `answer`). */
   #admit(socket: Socket, answer = true): boolean {
-    const admitted = this.#draining ? 'This proxy is shutting down; use another host' : this.#admission.admit(socket);
+    const admitted = this.#draining
+      ? DRAINING_MESSAGE // peers' probes read it: this instance is draining, not dead
+      : this.#membership?.selfListed === false
+        ? `This proxy (${this.config.instanceId}) is not in the members list of ${this.config.service}; use another host`
+        : this.#admission.admit(socket);
     if (typeof admitted !== 'string') return true;
     this.metrics.errors.inc({ kind: 'connection_refused' });
     if (answer && this.#admission.holdRefused(socket)) refuse(socket, admitted, this.config.connections.closeGrace);
@@ -288,7 +307,12 @@ export class CqlProxy {
   readiness() {
     const backend = this.#backend.connected;
     const registered = this.#membership?.view !== undefined;
-    return { ready: backend && registered && !this.#draining, checks: { backend, registered, draining: this.#draining } };
+    // A static member removed from the members file is no longer part of the cluster.
+    const listed = this.#membership?.selfListed !== false;
+    return {
+      ready: backend && registered && listed && !this.#draining,
+      checks: { backend, registered, listed, draining: this.#draining },
+    };
   }
 
   topology() {
@@ -314,21 +338,29 @@ export class CqlProxy {
   }
 
   /**
-   * Graceful shutdown: show self as not ready first (peers send DOWN), deregister, let in-flight
-   * requests finish (new ones get OVERLOADED "retry on the next host"), then close everything.
+   * Graceful shutdown (drain.ts): show self draining first — readiness 503, the heartbeat says so,
+   * a probe is told so — so peers announce DOWN and then remove this instance; serve while drivers
+   * move away; half-close each remaining connection after its last answer; then close everything.
    */
   async stop(): Promise<void> {
     if (this.#draining) return;
     this.#draining = true;
     this.#membership?.selfChanged();
     await this.#membership
+      ?.announceDraining()
+      .catch((error: unknown) => this.#log.warn({ err: error }, 'could not mark the heartbeat draining; peers will notice at the end'));
+    // Drivers can only move to a peer that is up; alone, there is nothing to wait for.
+    const peerUp = this.#membership?.view?.members.some((m) => !m.self && m.up) ?? false;
+    const report = await drainClients(this.#clients, {
+      grace: peerUp ? this.config.shutdown.grace : 0,
+      timeout: this.config.shutdown.drainTimeout,
+    });
+    this.#log.info(report, 'drained');
+    await this.#membership
       ?.leave()
       .catch((error: unknown) => this.#log.warn({ err: error }, 'could not remove the heartbeat; peers will notice through its ttl'));
     await this.#muster.discovery.deregister().catch(() => undefined);
     this.#server?.close();
-    const deadline = Date.now() + this.config.shutdown.drainTimeout;
-    while ([...this.#clients].some((c) => c.inFlight > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    for (const client of [...this.#clients]) client.close();
     await this.#membership?.close();
     this.#backend.close();
     await new Promise<void>((resolve) => (this.#http ? this.#http.close(() => resolve()) : resolve()));
