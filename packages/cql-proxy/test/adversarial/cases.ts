@@ -99,6 +99,9 @@ export function versionByte(): Case[] {
   return [0, 1, 2, 6, 7, 0x42, 0x7f, 0x84, 0xff].map((v) => {
     const bytes = Buffer.from(frame(4, 0, 3, Opcode.OPTIONS, Buffer.alloc(0)));
     bytes[0] = v;
+    // Versions below 3 are answered in the 8-byte v1/v2 header this raw client cannot read: that
+    // the connection is answered and closed is checked here, the layout in bad-input.cassandra.test.ts.
+    if (v < 3) return { setup: 'none', bytes, expect: 'close', fatal: true };
     // A response bit on a request (0x84, 0xff) is a framing error too.
     return error('none', bytes, true, undefined, v & 0x80 ? /response frame/ : /Invalid or unsupported protocol version/);
   });
@@ -122,7 +125,7 @@ export function opcodesAfterStartup(): Case[] {
     out.push(error('startup', frame(4, 0, opcode + 1, opcode, Buffer.alloc(0)), false, opcode + 1, /Unexpected opcode/));
   }
   // A second STARTUP, and requests whose bodies are empty.
-  out.push(error('startup', frame(4, 0, 200, Opcode.STARTUP, encodeStartup({ options: new Map() })), false, 200, /already sent/));
+  out.push(error('startup', frame(4, 0, 200, Opcode.STARTUP, encodeStartup({ options: new Map() })), false, 200, /already initialized/));
   for (const opcode of [Opcode.QUERY, Opcode.PREPARE, Opcode.EXECUTE, Opcode.BATCH, Opcode.REGISTER]) {
     out.push(error('startup', frame(4, 0, 300 + opcode, opcode, Buffer.alloc(0)), false, 300 + opcode));
   }
