@@ -1,0 +1,33 @@
+import { InvalidArgumentError } from '@muster/core';
+import { consulProfile, type ConsulServer } from './consul.js';
+import { kubernetesProfile, type KubernetesServer } from './kubernetes.js';
+import type { BackendProfile } from './profile.js';
+import { sharedServer } from './shared-server.js';
+import { staticProfile } from './static.js';
+
+export interface ProfileChoice {
+  readonly seed: number;
+  readonly ttl?: number;
+  /** Use the running testenv server instead of starting a private one. */
+  readonly shared: boolean;
+}
+
+/** The profile for an adapter name (`static`, `kubernetes`, `consul`) or an in-process adapter file. */
+export async function profileFor(adapter: string, choice: ProfileChoice): Promise<BackendProfile> {
+  const runId = `${choice.seed.toString(36)}${process.pid.toString(36)}`;
+  const ttl = choice.ttl !== undefined ? { ttl: choice.ttl } : {};
+  switch (adapter) {
+    case 'static':
+      return staticProfile({ runId, ...ttl });
+    case 'kubernetes':
+    case 'k8s':
+      return kubernetesProfile({ runId, ...ttl, ...(choice.shared ? { server: sharedServer<KubernetesServer>('k8s') } : {}) });
+    case 'consul':
+      return consulProfile({ runId, ...ttl, ...(choice.shared ? { server: sharedServer<ConsulServer>('consul') } : {}) });
+    default:
+      if (adapter.startsWith('/') || adapter.startsWith('file:')) return staticProfile({ runId, ...ttl, adapter });
+      throw new InvalidArgumentError(
+        `adapter '${adapter}': expected static, kubernetes, consul, or a path to an in-process adapter module (./my-adapter.js)`,
+      );
+  }
+}
