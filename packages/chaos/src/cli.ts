@@ -51,7 +51,7 @@ async function main(): Promise<number> {
   const durationMs =
     values.seconds !== undefined ? number('seconds', values.seconds, 60) * 1000 : number('minutes', values.minutes, 1) * 60_000;
   let adapter = positionals[0]!;
-  if (adapter.startsWith('.') || adapter.startsWith('/')) adapter = resolve(adapter);
+  if (adapter.includes('/') && !adapter.startsWith('file:')) adapter = resolve(adapter);
   const ttl = values.ttl === undefined ? undefined : number('ttl', values.ttl, 0);
   const profile = await profileFor(adapter, { seed, ...(ttl !== undefined ? { ttl } : {}), shared: values.shared ?? false });
   try {

@@ -65,6 +65,8 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
   const bounds: Bounds = { ttl, livenessBound: profile.livenessBound, heartbeatTtl, heartbeatGrace: profile.heartbeatGrace };
   const random = new Random(seed);
   const enabled = (options.faults ?? profile.faults).filter((f) => profile.faults.includes(f));
+  // Faults on the holder find the most; they come up twice as often as the others.
+  const weighted = enabled.flatMap((f) => (f === 'kill-holder' || f === 'pause-holder' || f === 'zombie' ? [f, f] : [f]));
   const history: HistoryEvent[] = [];
   const incarnations: Incarnation[] = [];
   const hosts: Host[] = [];
@@ -188,8 +190,10 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
       case 'kill-any': {
         const victim = kind === 'kill-holder' ? current() : random.pick(live());
         if (!victim) return;
-        fault(kind, kill(victim), realNow(), victim.who, 'SIGKILL');
-        await sleep(random.between(0.2, 1) * ttl);
+        // Every other victim stays down long enough for its heartbeat to be judged stale.
+        const down = random.next() < 0.5 ? random.between(0.2, 1) * ttl : 2 * (heartbeatTtl + profile.heartbeatGrace);
+        fault(kind, kill(victim), realNow(), victim.who, `SIGKILL, replaced after ${Math.round(down)} ms`);
+        await sleep(down);
         spawn(victim.slot, newest(victim.slot).generation + 1);
         return;
       }
@@ -297,7 +301,7 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
     // Let the contenders come up before the first fault (loading a client can take seconds here).
     await sleep(Math.min(options.durationMs / 4, 2 * ttl));
     while (enabled.length > 0 && realNow() < end - 3 * ttl) {
-      await inject(random.pick(enabled));
+      await inject(random.pick(weighted));
       await sleep(Math.max(0, Math.min(random.between(1, 2.5) * ttl, end - realNow())));
     }
     await sleep(Math.max(0, end - realNow()));
