@@ -35,6 +35,8 @@ interface Incarnation {
   readonly generation: number;
   readonly who: string;
   readonly host: Host;
+  /** Its Muster is up (createMuster returned): from here on it beats. */
+  started: boolean;
   paused: boolean;
   exited: boolean;
   runningSince: number;
@@ -72,8 +74,6 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
   const hosts: Host[] = [];
   const proxies: TcpProxy[] = [];
   const views = new Map<string, ObservedMember>();
-  const memberSlot = new Map<string, number>();
-  for (let slot = 0; slot < options.contenders; slot++) memberSlot.set(profile.memberId(slot), slot);
   let holder: string | undefined;
   let highest = -1n;
   let seq = 0;
@@ -111,6 +111,10 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
           if (inc && !inc.exited) markExited(inc, report.event.at);
           return;
         }
+        if (report.event.kind === 'spawned') {
+          const inc = incarnations.find((i) => i.who === report.event.who);
+          if (inc) Object.assign(inc, { started: true, runningSince: report.event.at });
+        }
         record(report.event);
         return;
       case 'write': {
@@ -137,7 +141,17 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
   const spawn = (slot: number, generation: number, clockOffset = 0): Incarnation => {
     const host = profile.inProcess ? (sharedHost ??= startHost()) : startHost();
     const who = `c${slot}.${generation}`;
-    const inc: Incarnation = { slot, generation, who, host, paused: false, exited: false, runningSince: realNow(), stoppedAt: undefined };
+    const inc: Incarnation = {
+      slot,
+      generation,
+      who,
+      host,
+      started: false,
+      paused: false,
+      exited: false,
+      runningSince: realNow(),
+      stoppedAt: undefined,
+    };
     incarnations.push(inc);
     host.send({
       t: 'spawn',
@@ -264,7 +278,9 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
     const at = realNow();
     for (let slot = 0; slot < options.contenders; slot++) {
       const mine = incarnations.filter((i) => i.slot === slot);
-      const running = mine.filter((i) => !i.exited && !i.paused);
+      const running = mine.filter((i) => i.started && !i.exited && !i.paused);
+      // A process still loading its client is neither judged alive nor dead yet.
+      const starting = mine.some((i) => !i.started && !i.exited);
       const newestRunning = running.at(-1);
       const view = views.get(profile.memberId(slot));
       const stopped = mine.map((i) => i.stoppedAt ?? 0);
@@ -273,7 +289,7 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
         at,
         member: `c${slot}`,
         ...(newestRunning ? { runningGeneration: newestRunning.generation, runningSince: newestRunning.runningSince } : {}),
-        ...(running.length === 0 && mine.length > 0 ? { downSince: Math.max(...stopped) } : {}),
+        ...(running.length === 0 && !starting && mine.length > 0 ? { downSince: Math.max(...stopped) } : {}),
         observedAlive: view?.alive ?? false,
         ...(view?.generation !== undefined ? { observedGeneration: view.generation } : {}),
       });
