@@ -11,6 +11,7 @@ const contenders = new Map<string, Contender>();
 const pendingWrites = new Map<number, (accepted: boolean) => void>();
 const stopping = new AbortController();
 let nextRid = 0;
+const lastLogged = new Map<string, string>();
 /** Sum of the '*' steps: the host's clock, which contenders started later see too. */
 let hostOffset = 0;
 
@@ -27,7 +28,12 @@ function linkFor(who: string): ContenderLink {
         pendingWrites.set(rid, resolve);
         send({ t: 'write', rid, ...write });
       }),
-    log: (message) => send({ t: 'log', who, message }),
+    log: (message) => {
+      // A partition makes every beat fail the same way: say it once per run of identical failures.
+      if (message === lastLogged.get(who)) return;
+      lastLogged.set(who, message);
+      send({ t: 'log', who, message });
+    },
   };
 }
 
