@@ -67,8 +67,14 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
   const bounds: Bounds = { ttl, livenessBound: profile.livenessBound, heartbeatTtl, heartbeatGrace: profile.heartbeatGrace };
   const random = new Random(seed);
   const enabled = (options.faults ?? profile.faults).filter((f) => profile.faults.includes(f));
-  // Faults on the holder find the most; they come up twice as often as the others.
-  const weighted = enabled.flatMap((f) => (f === 'kill-holder' || f === 'pause-holder' || f === 'zombie' ? [f, f] : [f]));
+  // Faults come from a shuffled deck, so even a short run injects every kind once before any
+  // repeats; then the faults on the holder, which find the most, come once more.
+  const holderFaults = enabled.filter((f) => f === 'kill-holder' || f === 'pause-holder' || f === 'zombie');
+  let deck: FaultKind[] = [];
+  const draw = (): FaultKind => {
+    if (deck.length === 0) deck = [...random.shuffle(enabled), ...random.shuffle(holderFaults)];
+    return deck.shift()!;
+  };
   const history: HistoryEvent[] = [];
   const incarnations: Incarnation[] = [];
   const hosts: Host[] = [];
@@ -317,7 +323,7 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
     // Let the contenders come up before the first fault (loading a client can take seconds here).
     await sleep(Math.min(options.durationMs / 4, 2 * ttl));
     while (enabled.length > 0 && realNow() < end - 3 * ttl) {
-      await inject(random.pick(weighted));
+      await inject(draw());
       await sleep(Math.max(0, Math.min(random.between(1, 2.5) * ttl, end - realNow())));
     }
     await sleep(Math.max(0, end - realNow()));

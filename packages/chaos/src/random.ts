@@ -27,6 +27,16 @@ export class Random {
     return items[Math.floor(this.next() * items.length)]!;
   }
 
+  /** A shuffled copy (Fisher–Yates). */
+  shuffle<T>(items: readonly T[]): T[] {
+    const copy = [...items];
+    for (let i = copy.length - 1; i > 0; i--) {
+      const j = Math.floor(this.next() * (i + 1));
+      [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+    }
+    return copy;
+  }
+
   /** A seed for a sub-generator (one per contender), derived so runs replay. */
   fork(): number {
     return Math.floor(this.next() * 2 ** 32);
