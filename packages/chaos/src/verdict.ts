@@ -74,6 +74,16 @@ export function judge(history: readonly HistoryEvent[], bounds: Bounds, start: n
   const failovers: number[] = [];
   for (const f of faultEvents) {
     if (f.fault !== 'kill-holder') continue;
+    // The orchestrator picks the holder from reports in flight: a victim that had just released
+    // (or lost) was no holder, and its "failover" would measure nothing.
+    const last = lock.findLast(
+      (e) => e.who === f.target && e.at <= f.at && (e.kind === 'acquired' || e.kind === 'released' || e.kind === 'lost'),
+    );
+    const releasedAsItDied = lock.some((e) => e.who === f.target && e.at > f.at && (e.kind === 'released' || e.kind === 'lost'));
+    // A holder whose last write was refused was already giving the lock up.
+    const lastWrite = lock.findLast((e) => e.kind === 'write' && e.who === f.target && e.at <= f.at);
+    const fencedOff = lastWrite?.kind === 'write' && !lastWrite.accepted;
+    if (last?.kind !== 'acquired' || releasedAsItDied || fencedOff) continue;
     const next = acquiredAt.find((at) => at > f.at);
     if (next !== undefined) failovers.push(next - f.at);
   }

@@ -115,6 +115,14 @@ describe('lock history checks', () => {
     expect(verdict.violations).toEqual([]);
     expect(verdict.failover).toMatchObject({ count: 1, min: 1200, p99: 1200 });
   });
+
+  test('a "holder" killed while it was letting go is no failover', () => {
+    const kill: HistoryEvent = { kind: 'fault', fault: 'kill-holder', at: 500, end: 500, target: 'a', detail: '' };
+    const releasing: HistoryEvent[] = [acquired(0, 'a', 1), kill, released(501, 'a', 1), acquired(520, 'b', 2)];
+    expect(judge(releasing, bounds, 0, 1000).failover).toBeUndefined();
+    const fencedOff: HistoryEvent[] = [acquired(0, 'a', 1), write(400, 'a', 1, false), kill, acquired(520, 'b', 2)];
+    expect(judge(fencedOff, bounds, 0, 1000).failover).toBeUndefined();
+  });
 });
 
 describe('heartbeat history checks', () => {
