@@ -11,6 +11,13 @@ const backendWide = (f: FaultEvent) =>
   f.target === undefined &&
   (f.fault === 'backend-restart' || f.fault === 'delete-lock' || f.fault === 'drop' || f.fault === 'pause-holder');
 
+/**
+ * A clock that jumps forward passes expiresAt at once (even in the middle of an acquire); no timer
+ * can beat that, so expiry judged on that clock is excused while the step is in force.
+ */
+const clockStepped = (faults: readonly FaultEvent[], who: string, at: number) =>
+  faults.some((f) => f.fault === 'clock-step' && (f.target === undefined || f.target === who) && f.at <= at && at <= f.end);
+
 const lockEvents = (history: readonly HistoryEvent[]) =>
   history.filter((e): e is LockEvent => e.kind !== 'fault' && e.kind !== 'hb-sample').sort((a, b) => a.at - b.at);
 
@@ -55,7 +62,7 @@ export function checkLock(history: readonly HistoryEvent[]): Violation[] {
   for (const e of events) {
     if (e.kind !== 'acquired') continue;
     const token = BigInt(e.token);
-    if (e.remainingMs <= 0) {
+    if (e.remainingMs <= 0 && !clockStepped(faults, e.who, e.at)) {
       violations.push({
         kind: 'expired-on-acquire',
         at: e.at,
@@ -84,11 +91,7 @@ export function checkLock(history: readonly HistoryEvent[]): Violation[] {
   const reported = new Set<string>();
   for (const w of events) {
     if (w.kind !== 'write') continue;
-    // A clock that jumps forward passes expiresAt at once; no timer can beat that, so it is excused.
-    const stepped = faults.some(
-      (f) => f.fault === 'clock-step' && (f.target === undefined || f.target === w.who) && f.at <= w.at && w.at <= f.end,
-    );
-    if (w.holderNow >= w.expiresAt && !stepped) {
+    if (w.holderNow >= w.expiresAt && !clockStepped(faults, w.who, w.at)) {
       violations.push({
         kind: 'wrote-after-expiry',
         at: w.at,

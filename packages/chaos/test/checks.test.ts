@@ -77,6 +77,12 @@ describe('lock history checks', () => {
     expect(kinds(history)).toContain(expected);
   });
 
+  test('a forward clock step excuses expiry judged on that clock, only while it is in force', () => {
+    const step: HistoryEvent = { kind: 'fault', fault: 'clock-step', at: 0, end: 1000, target: 'a', detail: '' };
+    expect(kinds([step, acquired(500, 'a', 1, -300), write(600, 'a', 1, true, -400), released(700, 'a', 1)], 800)).toEqual([]);
+    expect(kinds([step, acquired(1500, 'a', 1, -300)], 1600)).toContain('expired-on-acquire');
+  });
+
   test('the same holder taking its lock back keeps its token without a violation', () => {
     expect(kinds([acquired(0, 'a', 4), released(500, 'a', 4), acquired(600, 'a', 4), released(1900, 'a', 4)])).toEqual([]);
   });
