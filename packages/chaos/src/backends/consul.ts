@@ -1,0 +1,70 @@
+import { BackendError } from '@muster/core';
+import { startPrivateServer, type PrivateServer } from './private-server.js';
+import type { BackendProfile } from './profile.js';
+
+/** The fields of the testenv's `consul` state entry this profile uses. */
+export interface ConsulServer {
+  readonly address: string;
+  readonly url: string;
+}
+
+export interface ConsulProfileOptions {
+  readonly runId: string;
+  readonly ttl?: number;
+  /** A running agent (the shared testenv); without it a private dev agent is started, and restarts become a fault. */
+  readonly server?: ConsulServer;
+}
+
+/**
+ * Contenders reach the agent through their own loopback proxy; the observer goes direct. The
+ * testenv agent runs with `-dev`, so a restart is also a loss of every key and session.
+ */
+export async function consulProfile(options: ConsulProfileOptions): Promise<BackendProfile> {
+  const ttl = options.ttl ?? 3000;
+  const own: PrivateServer<ConsulServer> | undefined = options.server ? undefined : await startPrivateServer<ConsulServer>('consul');
+  const server = options.server ?? own!.entry;
+  const [host, port] = server.address.split(':') as [string, string];
+  const keyPrefix = `chaos-${options.runId}/`;
+  const lockName = `chaos-${options.runId}`;
+  const config = (via: string) => {
+    // lockDelay 0: the default 15 s would dominate every failover figure.
+    const opts = { address: via, minSessionTtl: '1s', lockDelay: '0s', keyPrefix };
+    return { lock: { adapter: 'consul', options: opts }, heartbeat: { adapter: 'consul', options: opts } };
+  };
+  const deleteKey = async () => {
+    const res = await fetch(`${server.url}/v1/kv/${keyPrefix}locks/${lockName}`, { method: 'DELETE' });
+    if (!res.ok) throw new BackendError('consul', `DELETE ${keyPrefix}locks/${lockName}: HTTP ${res.status}`, { status: res.status });
+  };
+  return {
+    name: 'consul',
+    inProcess: false,
+    faults: [
+      'kill-holder',
+      'kill-any',
+      'pause-holder',
+      'zombie',
+      'clock-step',
+      'restart-behind',
+      'latency',
+      'drop',
+      'delete-lock',
+      ...(own ? (['backend-restart'] as const) : []),
+    ],
+    ttl,
+    // Consul reaps a dead holder's session up to 2 × its TTL after the last renewal.
+    livenessBound: 3 * ttl + 2000,
+    heartbeatGrace: 2000,
+    upstream: { host, port: Number(port) },
+    contenderConfig: (_slot, via) => config(via === undefined ? server.address : `127.0.0.1:${via}`),
+    observerConfig: () => config(server.address),
+    memberId: (slot) => `c${slot}`,
+    group: `chaos-${options.runId}`,
+    lockName,
+    deleteLock: deleteKey,
+    ...(own ? { restart: async () => void (await own.restart()) } : {}),
+    close: async () => {
+      await fetch(`${server.url}/v1/kv/${keyPrefix}?recurse=true`, { method: 'DELETE' }).catch(() => undefined);
+      await own?.close();
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BackendError } from '@muster/core';
+import { startPrivateServer, type PrivateServer } from './private-server.js';
+import type { BackendProfile } from './profile.js';
+
+/** The fields of the testenv's `k8s` state entry this profile uses. */
+export interface KubernetesServer {
+  readonly server: string;
+  readonly kubeconfig: string;
+  readonly caFile: string;
+  readonly adminToken: string;
+  readonly namespace: string;
+}
+
+export interface KubernetesProfileOptions {
+  readonly runId: string;
+  readonly ttl?: number;
+  /** A running server (the shared testenv); without it a private one is started, and restarts become a fault. */
+  readonly server?: KubernetesServer;
+}
+
+function deleteLease(server: KubernetesServer, name: string): Promise<void> {
+  const url = new URL(`/apis/coordination.k8s.io/v1/namespaces/${server.namespace}/leases/${name}`, server.server);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: 'DELETE', ca: readFileSync(server.caFile), headers: { Authorization: `Bearer ${server.adminToken}` } },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          res.statusCode === 200 || res.statusCode === 404
+            ? resolve()
+            : reject(new BackendError('kubernetes', `DELETE ${url.pathname}: HTTP ${res.statusCode}`, { status: res.statusCode })),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * Contenders reach kube-apiserver through their own loopback proxy (a kubeconfig per slot points
+ * at it; TLS passes through, so the certificate is still verified). The observer goes direct.
+ */
+export async function kubernetesProfile(options: KubernetesProfileOptions): Promise<BackendProfile> {
+  const ttl = options.ttl ?? 3000;
+  const own: PrivateServer<KubernetesServer> | undefined = options.server ? undefined : await startPrivateServer<KubernetesServer>('k8s');
+  let server = options.server ?? own!.entry;
+  const upstream = new URL(server.server);
+  const dir = mkdtempSync(join(tmpdir(), 'muster-chaos-kubeconfig-'));
+  const kubeconfigVia = (port: number | undefined): string => {
+    const file = join(dir, `kubeconfig-${port ?? 'direct'}`);
+    const text = readFileSync(server.kubeconfig, 'utf8');
+    writeFileSync(file, port === undefined ? text : text.replace(server.server, `https://127.0.0.1:${port}`), { mode: 0o600 });
+    return file;
+  };
+  const config = (port: number | undefined) => {
+    const opts = { kubeconfig: kubeconfigVia(port), namespace: server.namespace, heartbeatPrefix: `chaos-${options.runId}-` };
+    return { lock: { adapter: 'kubernetes', options: opts }, heartbeat: { adapter: 'kubernetes', options: opts } };
+  };
+  const lockName = `chaos-${options.runId}`;
+  return {
+    name: 'kubernetes',
+    inProcess: false,
+    faults: [
+      'kill-holder',
+      'kill-any',
+      'pause-holder',
+      'zombie',
+      'clock-step',
+      'restart-behind',
+      'latency',
+      'drop',
+      'delete-lock',
+      ...(own ? (['backend-restart'] as const) : []),
+    ],
+    ttl,
+    // A killed holder's Lease runs out after its published duration (whole seconds), seen by a
+    // follower that polls every retry period; twice the ttl plus two seconds covers both.
+    livenessBound: 2 * ttl + 2000,
+    heartbeatGrace: 2000,
+    upstream: { host: upstream.hostname, port: Number(upstream.port) },
+    contenderConfig: (_slot, port) => config(port),
+    observerConfig: () => config(undefined),
+    memberId: (slot) => `c${slot}`,
+    group: `chaos-${options.runId}`,
+    lockName,
+    deleteLock: () => deleteLease(server, lockName),
+    ...(own ? { restart: async () => void (server = await own.restart()) } : {}),
+    close: async () => {
+      await deleteLease(server, lockName).catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+      await own?.close();
+    },
+  };
+}

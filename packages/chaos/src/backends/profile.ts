@@ -1,0 +1,30 @@
+import type { MusterConfig } from '@muster/core';
+import type { FaultKind } from '../history.js';
+
+/**
+ * How a chaos run reaches one backend: the config each contender and the observer use, the faults
+ * this backend can take, and the hooks for the ones that need the server (deletion, restart).
+ */
+export interface BackendProfile {
+  readonly name: string;
+  /** Contenders share one host process (the backend lives in-process, as static's does). */
+  readonly inProcess: boolean;
+  readonly faults: readonly FaultKind[];
+  readonly ttl: number;
+  /** Longest time without a holder that is not a violation, outside backend-wide faults. */
+  readonly livenessBound: number;
+  /** How late the observer may see a heartbeat transition beyond its ttl. */
+  readonly heartbeatGrace: number;
+  /** Where contenders connect; each contender slot gets a loopback TCP proxy in front of it. */
+  readonly upstream?: { readonly host: string; readonly port: number };
+  /** The config of contender `slot`; `proxyPort` is its proxy when `upstream` is set. */
+  contenderConfig(slot: number, proxyPort: number | undefined): MusterConfig | string;
+  observerConfig(): MusterConfig | string;
+  /** The heartbeat member id of a slot, and the group every member beats in. */
+  memberId(slot: number): string;
+  readonly group: string;
+  readonly lockName: string;
+  deleteLock?(): Promise<void>;
+  restart?(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,68 @@
+import type { Bounds, FaultEvent, HeartbeatSample, HistoryEvent } from './history.js';
+import type { Violation } from './verdict.js';
+
+/** Faults that keep a running member from reaching the backend: it may rightly look dead meanwhile. */
+const cutOff = (f: FaultEvent, member: string) =>
+  f.target === undefined || ((f.fault === 'drop' || f.fault === 'latency') && f.target.startsWith(`${member}.`));
+
+/**
+ * The heartbeat store's promises, judged on samples of an observer's view:
+ * - `stale-missed`: a member with no running process for longer than ttl + grace still shown alive;
+ * - `alive-missed`: a member whose newest process has run (and beaten) for ttl + grace not shown
+ *   alive with that process's generation (e.g. a restart refused as an "older" incarnation);
+ * - `incarnation-regressed`: the observer showed an older generation after a newer one.
+ */
+export function checkHeartbeats(history: readonly HistoryEvent[], bounds: Bounds): Violation[] {
+  const samples = history.filter((e): e is HeartbeatSample => e.kind === 'hb-sample').sort((a, b) => a.at - b.at);
+  const faults = history.filter((e): e is FaultEvent => e.kind === 'fault');
+  const patience = bounds.heartbeatTtl + bounds.heartbeatGrace;
+  const violations: Violation[] = [];
+  const reported = new Set<string>();
+  const newestSeen = new Map<string, number>();
+  const once = (key: string, v: Violation) => {
+    if (reported.has(key)) return;
+    reported.add(key);
+    violations.push(v);
+  };
+  for (const s of samples) {
+    const seen = newestSeen.get(s.member);
+    if (s.observedGeneration !== undefined) {
+      if (seen !== undefined && s.observedGeneration < seen) {
+        once(`${s.member}:regressed:${s.observedGeneration}`, {
+          kind: 'incarnation-regressed',
+          at: s.at,
+          who: s.member,
+          detail: `observer showed generation ${s.observedGeneration} after generation ${seen}`,
+        });
+      }
+      newestSeen.set(s.member, Math.max(seen ?? 0, s.observedGeneration));
+    }
+    const downSince = s.downSince;
+    // A fault on every contender at once (a paused in-process host) pauses the observer too.
+    const observerPaused = faults.some((f) => f.target === undefined && f.at <= s.at && f.end + patience >= (downSince ?? s.at));
+    if (downSince !== undefined && s.observedAlive && s.at - downSince > patience && !observerPaused) {
+      once(`${s.member}:stale:${downSince}`, {
+        kind: 'stale-missed',
+        at: s.at,
+        who: s.member,
+        detail: `shown alive ${Math.round(s.at - downSince)} ms after its last process stopped (ttl ${bounds.heartbeatTtl} ms)`,
+      });
+    }
+    if (s.runningSince !== undefined && s.at - s.runningSince > patience) {
+      const current = s.observedAlive && s.observedGeneration === s.runningGeneration;
+      const since = s.runningSince;
+      const excused = faults.some((f) => cutOff(f, s.member) && f.at <= s.at && f.end + patience >= since);
+      if (!current && !excused) {
+        once(`${s.member}:alive:${since}`, {
+          kind: 'alive-missed',
+          at: s.at,
+          who: s.member,
+          detail: `generation ${s.runningGeneration} has run for ${Math.round(s.at - since)} ms but the observer shows ${
+            s.observedAlive ? `generation ${s.observedGeneration} alive` : 'it not alive'
+          }`,
+        });
+      }
+    }
+  }
+  return violations;
+}
