@@ -41,7 +41,9 @@ export class RawClient {
   static open(address: string, localAddress?: string): Promise<RawClient> {
     const [host, port] = address.split(':');
     return new Promise((resolve, reject) => {
-      const socket = connect({ host: host!, port: Number(port), ...(localAddress ? { localAddress } : {}) }, () =>
+      // TCP_NODELAY, as drivers set it: with Nagle a small request written while the previous one
+      // is unacknowledged waits for the peer's delayed ACK, so it reaches the proxy after later ones.
+      const socket = connect({ host: host!, port: Number(port), noDelay: true, ...(localAddress ? { localAddress } : {}) }, () =>
         resolve(new RawClient(socket)),
       );
       socket.once('error', reject);
