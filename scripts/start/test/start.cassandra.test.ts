@@ -70,10 +70,17 @@ const isAlive = (pid: number) => {
       });
       try {
         await client.connect();
-        const hosts = client.hosts
-          .values()
-          .map((h) => h.address)
-          .sort();
+        const addresses = () =>
+          client.hosts
+            .values()
+            .map((h) => h.address)
+            .sort();
+        // Each proxy learns its peers by probing them: on a loaded machine a probe can miss once, and
+        // the driver hears the peer come back as an event. Wait for that, bounded, instead of a snapshot.
+        for (const deadline = Date.now() + 30_000; addresses().length < 3 && Date.now() < deadline;) {
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        const hosts = addresses();
         expect(hosts).toEqual([`127.0.0.1:${port}`, `127.0.0.2:${port}`, `127.0.0.3:${port}`]);
         const { rows } = await client.execute('SELECT peer FROM system.peers');
         expect(rows).toHaveLength(2);
