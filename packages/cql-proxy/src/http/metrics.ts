@@ -67,6 +67,24 @@ export class ProxyMetrics {
     labelNames: ['node'] as const,
     registers: [this.registry],
   });
+  readonly backendNodeUp = new Gauge({
+    name: 'muster_proxy_backend_node_up',
+    help: 'Whether a backend node answers the proxy (1) or is avoided as sick (0)',
+    labelNames: ['node'] as const,
+    registers: [this.registry],
+  });
+  readonly backendNodeTransitions = new Counter({
+    name: 'muster_proxy_backend_node_transitions_total',
+    help: 'Backend nodes turning sick or healthy again',
+    labelNames: ['node', 'to'] as const,
+    registers: [this.registry],
+  });
+  readonly schemaAgreementWaits = new Counter({
+    name: 'muster_proxy_schema_agreement_waits_total',
+    help: 'DDL answers held until the backend nodes agreed on the schema, by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly preparedCache = new Gauge({
     name: 'muster_proxy_prepared_cache_entries',
     help: 'PREPARE frames kept for re-preparing',

@@ -21,6 +21,7 @@ import type { VirtualView } from '../virtual/view.js';
 import type { ProxyContext } from './context.js';
 import { FrameWriter } from './frame-writer.js';
 import { PreparedCache } from './prepared-cache.js';
+import { isSchemaChangeResult } from './schema-agreement.js';
 
 const unsupportedVersion = (version: number) =>
   `${UNSUPPORTED_VERSION_MESSAGE} (${version}); supported versions are (${describeVersions(SUPPORTED_VERSIONS).join(', ')})`;
@@ -283,6 +284,12 @@ export class ClientConnection {
   #relay(backend: BackendConnection, frame: Frame, started: number, forwarding: Forwarding | undefined): void {
     backend.send(frame.opcode, frame.body, frame.flags, this.#context.config.backend.requestTimeout, (error, response) => {
       if (error) return this.#fail(frame, error);
+      // A DDL's answer waits until the nodes agree: the driver's next statement may go to another node.
+      if (isSchemaChangeResult(response!, (f) => this.#responseBody(f))) {
+        const deliver = () => this.#deliver(frame, response!, started, forwarding);
+        this.#context.awaitSchemaAgreement(backend, (f) => this.#responseBody(f)).then(deliver, deliver);
+        return;
+      }
       if (response!.opcode === Opcode.ERROR && forwarding?.executeId) {
         this.#recoverUnprepared(backend, frame, response!, forwarding.executeId).then(
           (answer) => this.#deliver(frame, answer, started, forwarding),
