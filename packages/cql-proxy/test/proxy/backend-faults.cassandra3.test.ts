@@ -11,7 +11,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
 import { putEntry, testServer } from '../../../../scripts/testenv/state.mjs';
-import { restartNode } from '../../../../scripts/testenv/servers/cassandra3.mjs';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { startProxy, type CassandraEntry, type RunningProxy } from './harness.js';
 import { SteadyLoad, type LoadWindow } from './steady-load.js';
 
@@ -38,6 +39,27 @@ async function until<T>(what: string, check: () => T | undefined | false | Promi
     if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+const servers = fileURLToPath(new URL('../../../../scripts/testenv/servers/cassandra3.mjs', import.meta.url));
+/**
+ * Starts a killed node again, in a child process: the testenv's readiness polling leaves driver
+ * timers behind that would keep jest from exiting. Resolves the entry with the new pid.
+ */
+function restartNode(entry: Cassandra3, id: string): Promise<Cassandra3> {
+  const script =
+    `const { restartNode } = await import(${JSON.stringify(servers)});` +
+    `const entry = await restartNode(JSON.parse(process.env.ENTRY), process.env.NODE_ID);` +
+    `process.stdout.write(JSON.stringify(entry)); process.exit(0);`;
+  return new Promise((resolve, reject) =>
+    execFile(
+      process.execPath,
+      ['--input-type=module', '-e', script],
+      { env: { ...process.env, ENTRY: JSON.stringify(entry), NODE_ID: id }, maxBuffer: 1 << 20 },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`restarting ${id} failed: ${stderr}`, { cause: error })) : resolve(JSON.parse(stdout) as Cassandra3),
+    ),
+  );
 }
 
 const signal = (pid: number, name: NodeJS.Signals) => {
@@ -135,7 +157,7 @@ const alive = (pid: number) => {
     await load?.stop();
     for (const node of entry?.nodes ?? []) {
       if (alive(node.pid)) continue;
-      entry = (await restartNode(entry, node.id)) as Cassandra3;
+      entry = await restartNode(entry, node.id);
       putEntry('cassandra3', entry as never);
     }
     await client?.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`).catch(() => undefined);
@@ -264,7 +286,7 @@ const alive = (pid: number) => {
       await served(RATE * 3);
       const window = load.mark();
       const restarting = Date.now();
-      entry = (await restartNode(entry, victim.id)) as Cassandra3;
+      entry = await restartNode(entry, victim.id);
       putEntry('cassandra3', entry as never);
       const restarted = Date.now();
       await until('the restarted node to be healthy', () => !sick(label(victim)), 60_000);
