@@ -35,7 +35,10 @@ const startedAt = Date.now();
  */
 export class CqlProxy {
   readonly config: ProxyConfig;
-  readonly metrics = new ProxyMetrics(() => this.#clients);
+  readonly metrics = new ProxyMetrics(
+    () => this.#clients,
+    () => this.#backend.health.states(),
+  );
   readonly #muster: Muster;
   readonly #log: Logger;
   readonly #backend: BackendCluster;
@@ -71,7 +74,6 @@ export class CqlProxy {
       ...(backendTls ? { tls: backendTls } : {}),
     });
     this.#backend.health.onChange(({ node, healthy, reason }) => {
-      this.metrics.backendNodeUp.set({ node }, healthy ? 1 : 0);
       this.metrics.backendNodeTransitions.inc({ node, to: healthy ? 'healthy' : 'sick' });
       if (healthy) this.#log.info({ node }, 'backend node answers again; new client connections may use it');
       else this.#log.warn({ node, reason }, 'backend node is sick; closing the client connections on it and avoiding it');
