@@ -249,7 +249,10 @@ const alive = (pid: number) => {
           'readiness 503',
           async () => {
             const r = await fetch(`http://127.0.0.1:${running.proxy.httpPort}/health/readiness`);
-            return r.status === 503 ? ((await r.json()) as { checks: Record<string, unknown> }) : undefined;
+            if (r.status !== 503) return undefined;
+            const json = (await r.json()) as { checks: Record<string, unknown> };
+            // The control connection may be the first to go ("no control connection"): wait for the nodes.
+            return /no backend node answers/.test(String(json.checks.reason)) ? json : undefined;
           },
           60_000,
         );
@@ -300,7 +303,17 @@ const alive = (pid: number) => {
       try {
         await fresh.connect();
         await until('a client connection on the restarted node', async () => (await connectionsTo(label(victim))) > 0, 60_000);
-        await fresh.execute(`SELECT id FROM ${keyspace}.kv LIMIT 1`);
+        // A node killed within the commit log's sync period may have lost the newest schema and
+        // pulls it from its peers after the restart: until then it says "keyspace does not exist".
+        await until(
+          'the restarted cluster to serve the keyspace',
+          () =>
+            fresh.execute(`SELECT id FROM ${keyspace}.kv LIMIT 1`).then(
+              () => true,
+              () => false,
+            ),
+          60_000,
+        );
       } finally {
         await fresh.shutdown();
       }
