@@ -143,6 +143,10 @@ export class BackendCluster {
       for (let version = this.#options.maxVersion ?? 4; version >= 3; version--) {
         try {
           const connection = await this.#open(address, version);
+          if (this.#closing.signal.aborted) {
+            connection.close();
+            return;
+          }
           this.#connection = connection;
           this.#view = await this.#read(connection);
           this.health.track(this.#view.nodes);
@@ -181,12 +185,18 @@ export class BackendCluster {
       },
       this.#closing.signal,
     );
+    // close() during a (re)connect must not leave a connection behind that finishes its handshake later.
+    const abort = () => connection.close();
+    this.#closing.signal.addEventListener('abort', abort, { once: true });
     try {
       await this.#handshake(connection);
+      if (this.#closing.signal.aborted) throw new BackendConnectionError('the proxy is closing');
       return connection;
     } catch (error) {
       connection.close();
       throw error;
+    } finally {
+      this.#closing.signal.removeEventListener('abort', abort);
     }
   }
 

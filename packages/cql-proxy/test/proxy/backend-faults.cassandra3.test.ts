@@ -136,6 +136,8 @@ const alive = (pid: number) => {
       // Several connections to the one proxy host: the proxy spreads them over the nodes.
       pooling: { coreConnectionsPerHost: { [cassandra.types.distance.local]: 6 } },
       queryOptions: { consistency: cassandra.types.consistencies.one, isIdempotent: true },
+      // Short, constant: an exponential policy's next attempt can be minutes away when the test ends.
+      policies: { reconnection: new cassandra.policies.reconnection.ConstantReconnectionPolicy(500) },
     });
     await client.connect();
     await client.execute(`CREATE KEYSPACE ${keyspace} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`);
@@ -299,6 +301,7 @@ const alive = (pid: number) => {
         contactPoints: [running.address],
         localDataCenter: entry.localDataCenter,
         pooling: { coreConnectionsPerHost: { [cassandra.types.distance.local]: 6 } },
+        policies: { reconnection: new cassandra.policies.reconnection.ConstantReconnectionPolicy(500) },
       });
       try {
         await fresh.connect();
