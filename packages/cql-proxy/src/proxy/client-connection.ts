@@ -219,6 +219,11 @@ export class ClientConnection {
         if (!this.#closed) this.close();
       })
       .then((connection) => {
+        // The client left while its node was being chosen: nothing else would close this one.
+        if (this.#closed) {
+          connection.close();
+          throw new Error('the client connection closed');
+        }
         this.#backend = connection;
         return connection;
       })

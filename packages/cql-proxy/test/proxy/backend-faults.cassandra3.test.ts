@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
 import { putEntry, testServer } from '../../../../scripts/testenv/state.mjs';
 import { execFile } from 'node:child_process';
+import { get } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { startProxy, type CassandraEntry, type RunningProxy } from './harness.js';
 import { SteadyLoad, type LoadWindow } from './steady-load.js';
@@ -60,6 +61,18 @@ function restartNode(entry: Cassandra3, id: string): Promise<Cassandra3> {
         error ? reject(new Error(`restarting ${id} failed: ${stderr}`, { cause: error })) : resolve(JSON.parse(stdout) as Cassandra3),
     ),
   );
+}
+
+/** GET /health/readiness without keep-alive (nothing of it outlives the test). */
+function readiness(port: number): Promise<{ status: number; body: { checks: Record<string, unknown> } }> {
+  return new Promise((resolve, reject) => {
+    get({ host: '127.0.0.1', port, path: '/health/readiness', agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as { checks: Record<string, unknown> } }));
+    }).on('error', reject);
+  });
 }
 
 const signal = (pid: number, name: NodeJS.Signals) => {
@@ -221,8 +234,7 @@ const alive = (pid: number) => {
           60_000,
         );
         const failedOver = Date.now();
-        const http = await fetch(`http://127.0.0.1:${running.proxy.httpPort}/health/readiness`);
-        expect(http.status).toBe(200);
+        expect((await readiness(running.proxy.httpPort)).status).toBe(200);
         await served(RATE * 2);
         const window = load.mark();
         signal(victim.pid, 'SIGCONT');
@@ -250,9 +262,9 @@ const alive = (pid: number) => {
         const body = await until(
           'readiness 503',
           async () => {
-            const r = await fetch(`http://127.0.0.1:${running.proxy.httpPort}/health/readiness`);
+            const r = await readiness(running.proxy.httpPort);
             if (r.status !== 503) return undefined;
-            const json = (await r.json()) as { checks: Record<string, unknown> };
+            const json = r.body;
             // The control connection may be the first to go ("no control connection"): wait for the nodes.
             return /no backend node answers/.test(String(json.checks.reason)) ? json : undefined;
           },
@@ -262,11 +274,7 @@ const alive = (pid: number) => {
         expect(body.checks.reason).toMatch(/no backend node answers/);
         for (const node of entry.nodes) signal(node.pid, 'SIGCONT');
         const resumed = Date.now();
-        await until(
-          'readiness 200',
-          async () => (await fetch(`http://127.0.0.1:${running.proxy.httpPort}/health/readiness`)).status === 200,
-          60_000,
-        );
+        await until('readiness 200', async () => (await readiness(running.proxy.httpPort)).status === 200, 60_000);
         const ready = Date.now();
         await served(RATE);
         report('SIGSTOP every node', load.mark(), `503 after ${seconds(stopped, unready)}, 200 ${seconds(resumed, ready)} after SIGCONT`);
