@@ -41,6 +41,11 @@ export const proxySchema = s.object({
     requestTimeout: s.withDefault(s.duration({ min: 1 }), 12_000),
     /** Idle backend connections send OPTIONS this often. */
     heartbeatInterval: s.withDefault(s.duration({ min: 100 }), 30_000),
+    /** Every backend node is sent OPTIONS this often; one that does not answer within probeTimeout is avoided. */
+    probeInterval: s.withDefault(s.duration({ min: 100 }), 1000),
+    probeTimeout: s.withDefault(s.duration({ min: 100 }), 2000),
+    /** A DDL's answer waits at most this long for the backend nodes to agree on the schema (0: no wait). */
+    schemaAgreementTimeout: s.withDefault(s.duration({ min: 0 }), 10_000),
     /** TLS towards the backend nodes (control and client connections); the chain is always verified. */
     tls: s.optional(
       s.object({

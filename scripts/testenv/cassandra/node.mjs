@@ -22,6 +22,11 @@ export const HEAP = process.env.MUSTER_CASSANDRA_HEAP || '1G';
 /** Start timeout per node; starting takes 15–60 s on 2 busy cores. */
 const START_TIMEOUT_MS = Number(process.env.MUSTER_CASSANDRA_START_TIMEOUT_MS || 240_000);
 export const DATACENTER = 'datacenter1'; // what SimpleSnitch reports
+/**
+ * Node i listens on `${ADDRESS_BASE}${i + 1}`. MUSTER_CASSANDRA_ADDRESS_BASE=127.0.1. gives a private
+ * cluster (fault tests that stop or kill nodes) addresses apart from the shared one on 127.0.0.x.
+ */
+const ADDRESS_BASE = process.env.MUSTER_CASSANDRA_ADDRESS_BASE || '127.0.0.';
 
 // ---------------------------------------------------------------------------------------------
 // build
@@ -526,7 +531,7 @@ export function makeProfile({ name, nodes = 1, auth = false, tls = false }) {
 
   async function up() {
     const libDir = await buildCassandra();
-    const hosts = Array.from({ length: nodes }, (_, i) => `127.0.0.${i + 1}`);
+    const hosts = Array.from({ length: nodes }, (_, i) => `${ADDRESS_BASE}${i + 1}`);
     const nativePort = await commonFreePort(hosts);
     let storagePort = await commonFreePort(hosts);
     while (storagePort === nativePort) storagePort = await commonFreePort(hosts);
@@ -603,7 +608,22 @@ export function makeProfile({ name, nodes = 1, auth = false, tls = false }) {
     }
   }
 
-  return { build, up, down, restart };
+  /**
+   * Starts one node of a running cluster again (a fault test killed it); returns the entry with its
+   * new pid. The other nodes keep running.
+   */
+  async function restartNode(entry, nodeId) {
+    const libDir = await buildCassandra();
+    const cluster = fromEntry(name, entry);
+    const node = cluster.nodes.find((n) => n.id === nodeId);
+    if (!node) throw new Error(`${name}: no node ${nodeId}; the nodes are ${cluster.nodes.map((n) => n.id).join(', ')}`);
+    await stopProcess(node.pid, { timeoutMs: 30_000 });
+    node.pid = (await startNode(cluster, node, libDir)).pid;
+    await waitForRing(cluster);
+    return toEntry(cluster, entry.version);
+  }
+
+  return { build, up, down, restart, restartNode };
 }
 
 /** CPU time (user + system) a running pid has used, in seconds. */

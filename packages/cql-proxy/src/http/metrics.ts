@@ -17,9 +17,14 @@ export interface ClientLoad {
 export class ProxyMetrics {
   readonly registry = new Registry();
   readonly #clients: () => Iterable<ClientLoad>;
+  readonly #nodes: () => Iterable<{ readonly node: string; readonly healthy: boolean }>;
 
-  constructor(clients: () => Iterable<ClientLoad> = () => []) {
+  constructor(
+    clients: () => Iterable<ClientLoad> = () => [],
+    nodes: () => Iterable<{ readonly node: string; readonly healthy: boolean }> = () => [],
+  ) {
     this.#clients = clients;
+    this.#nodes = nodes;
   }
 
   #sum(of: (client: ClientLoad) => number): number {
@@ -78,6 +83,28 @@ export class ProxyMetrics {
     name: 'muster_proxy_backend_connections',
     help: 'Open connections to backend nodes',
     labelNames: ['node'] as const,
+    registers: [this.registry],
+  });
+  readonly backendNodeUp: Gauge<'node'> = new Gauge({
+    name: 'muster_proxy_backend_node_up',
+    help: 'Whether a backend node answers the proxy (1) or is avoided as sick (0)',
+    labelNames: ['node'] as const,
+    registers: [this.registry],
+    collect: (): void => {
+      this.backendNodeUp.reset();
+      for (const { node, healthy } of this.#nodes()) this.backendNodeUp.set({ node }, healthy ? 1 : 0);
+    },
+  });
+  readonly backendNodeTransitions = new Counter({
+    name: 'muster_proxy_backend_node_transitions_total',
+    help: 'Backend nodes turning sick or healthy again',
+    labelNames: ['node', 'to'] as const,
+    registers: [this.registry],
+  });
+  readonly schemaAgreementWaits = new Counter({
+    name: 'muster_proxy_schema_agreement_waits_total',
+    help: 'DDL answers held until the backend nodes agreed on the schema, by outcome',
+    labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
   readonly preparedCache = new Gauge({

@@ -8,6 +8,8 @@ import { encodeAuthToken, encodeQuery, encodeRegister, encodeStartup } from '../
 import { decodeAuthenticate, decodeSupported } from '../protocol/responses.js';
 import { decodeResult, type ColumnSpec } from '../protocol/result.js';
 import { BackendConnection, BackendConnectionError, type BackendAddress, type BackendTls } from './backend-connection.js';
+import { NodeHealth, nodeKey } from './node-health.js';
+import { coordinatorSchemaVersion, SchemaAgreement, type SchemaVersions } from './schema-agreement.js';
 
 /** How the control connection introduces itself (operators see it in system_views.clients). */
 export const CONTROL_DRIVER_NAME = 'muster-cql-proxy control connection';
@@ -22,6 +24,9 @@ export interface BackendClusterOptions {
   readonly tls?: BackendTls;
   /** Protocol version of the control connection (the highest the backend accepts is negotiated down). */
   readonly maxVersion?: number;
+  /** Every node is sent OPTIONS this often (ms), and is sick when it does not answer within `probeTimeout`. */
+  readonly probeInterval: number;
+  readonly probeTimeout: number;
 }
 
 /** A system table as the backend has it: its columns (with the backend's types) and its rows. */
@@ -72,9 +77,42 @@ export class BackendCluster {
   readonly #closing = new AbortController();
   #refreshTimer: NodeJS.Timeout | undefined;
   #reconnecting: Promise<void> | undefined;
+  /** Which nodes answer; client connections and the control connection avoid the sick ones. */
+  readonly health: NodeHealth;
+  /** Waits for the nodes to agree on the schema after a DDL. */
+  readonly schemaAgreement: SchemaAgreement;
 
   constructor(options: BackendClusterOptions) {
     this.#options = options;
+    this.health = new NodeHealth({
+      interval: options.probeInterval,
+      timeout: options.probeTimeout,
+      connect: (node, onClose) =>
+        BackendConnection.connect({
+          ...node,
+          version: this.#view?.version ?? 4,
+          connectTimeout: Math.min(options.connectTimeout, options.probeTimeout),
+          ...(options.tls ? { tls: options.tls } : {}),
+          onClose,
+        }),
+    });
+    // A control node that stops answering loses the control connection: topology and schema
+    // events would otherwise stop silently. Closing it fails over to a healthy node.
+    this.health.onChange((state) => {
+      const connection = this.#connection;
+      if (!state.healthy && connection && !connection.closed && nodeKey(connection.address) === state.node) connection.close();
+    });
+    this.schemaAgreement = new SchemaAgreement({
+      read: () => this.#schemaVersions(),
+      required: () => (this.#view?.nodes ?? []).filter((n) => this.health.isHealthy(n)).map((n) => n.host),
+      pollInterval: 200,
+    });
+  }
+
+  /** The address of the node the control connection is on, if it is open. */
+  get controlNode(): string | undefined {
+    const connection = this.#connection;
+    return connection && !connection.closed ? nodeKey(connection.address) : undefined;
   }
 
   get view(): BackendView {
@@ -98,13 +136,20 @@ export class BackendCluster {
 
   async #connect(): Promise<void> {
     const errors: string[] = [];
-    const candidates = [...(this.#view?.nodes ?? []), ...this.#options.contactPoints];
+    const known = [...(this.#view?.nodes ?? []), ...this.#options.contactPoints];
+    // Sick nodes last: a hung node accepts TCP and would hold the failover for a request timeout.
+    const candidates = [...known.filter((n) => this.health.isHealthy(n)), ...known.filter((n) => !this.health.isHealthy(n))];
     for (const address of candidates) {
       for (let version = this.#options.maxVersion ?? 4; version >= 3; version--) {
         try {
           const connection = await this.#open(address, version);
+          if (this.#closing.signal.aborted) {
+            connection.close();
+            return;
+          }
           this.#connection = connection;
           this.#view = await this.#read(connection);
+          this.health.track(this.#view.nodes);
           if (!/Murmur3Partitioner$/.test(this.#view.partitioner)) {
             connection.close();
             throw new BackendRefusedError(
@@ -131,6 +176,8 @@ export class BackendCluster {
         version,
         connectTimeout: this.#options.connectTimeout,
         ...(this.#options.tls ? { tls: this.#options.tls } : {}),
+        // The control connection is never idle for long: a half-open one is found within seconds.
+        heartbeatInterval: this.#options.probeTimeout,
         onEvent: (frame) => this.#onEvent(frame),
         onClose: () => {
           if (!this.#closing.signal.aborted && this.#connection === connection) void this.#reconnect();
@@ -138,12 +185,18 @@ export class BackendCluster {
       },
       this.#closing.signal,
     );
+    // close() during a (re)connect must not leave a connection behind that finishes its handshake later.
+    const abort = () => connection.close();
+    this.#closing.signal.addEventListener('abort', abort, { once: true });
     try {
       await this.#handshake(connection);
+      if (this.#closing.signal.aborted) throw new BackendConnectionError('the proxy is closing');
       return connection;
     } catch (error) {
       connection.close();
       throw error;
+    } finally {
+      this.#closing.signal.removeEventListener('abort', abort);
     }
   }
 
@@ -258,6 +311,7 @@ export class BackendCluster {
     if (!connection || connection.closed) return;
     try {
       this.#view = await this.#read(connection);
+      this.health.track(this.#view.nodes);
     } catch {
       // The next event or reconnect refreshes again; a stale view is better than none.
     }
@@ -279,8 +333,38 @@ export class BackendCluster {
     return this.#reconnecting;
   }
 
+  /**
+   * After a DDL answered on `coordinator`: waits (at most `timeout` ms) until the nodes agree on the
+   * coordinator's schema version, then refreshes the view (its schema_version is what clients see).
+   * Resolves whether they agreed; never rejects.
+   */
+  async agreeOnSchema(coordinator: BackendConnection, body: (frame: Frame) => Buffer, timeout: number): Promise<boolean> {
+    const deadline = Date.now() + timeout;
+    try {
+      const target = await coordinatorSchemaVersion(coordinator, body, timeout);
+      if (target === undefined) return false;
+      const agreed = await this.schemaAgreement.wait(target, Math.max(0, deadline - Date.now()));
+      if (agreed) await this.refresh();
+      return agreed;
+    } catch {
+      return false;
+    }
+  }
+
+  async #schemaVersions(): Promise<SchemaVersions> {
+    const connection = this.#connection;
+    if (!connection || connection.closed) throw new BackendConnectionError('the control connection is down');
+    const local = await this.#select(connection, "SELECT schema_version FROM system.local WHERE key='local'");
+    const peers = await this.#select(connection, 'SELECT peer, rpc_address, schema_version FROM system.peers');
+    return {
+      local: num(local.rows[0]?.schema_version),
+      peers: new Map(peers.rows.map((p) => [num(p.rpc_address ?? p.peer) ?? '', num(p.schema_version)])),
+    };
+  }
+
   close(): void {
     this.#closing.abort();
+    this.health.close();
     clearTimeout(this.#refreshTimer);
     this.#connection?.close();
   }

@@ -42,6 +42,8 @@ export interface BackendConnectionOptions extends BackendAddress {
   readonly onClose?: (error: Error | undefined) => void;
   /** When nothing was received for this long (ms), send OPTIONS; no answer closes the connection. */
   readonly heartbeatInterval?: number;
+  /** A request was not answered within its timeout (the node may be hung). */
+  readonly onTimeout?: () => void;
 }
 
 /** Called once with the response frame, or with the error that means none will come. */
@@ -213,13 +215,16 @@ export class BackendConnection {
   #sweep(): void {
     if (this.#paused) return;
     const now = Date.now();
+    let timedOut = false;
     for (const pending of this.#pending.values()) {
       if (pending.timedOut || pending.deadline === undefined || pending.deadline > now) continue;
       // The id stays reserved until the late answer arrives (or the connection closes), so a late
       // answer can never be mistaken for the reply to a newer request.
       pending.timedOut = true;
+      timedOut = true;
       pending.handler(new BackendConnectionError(`${this.#label} did not answer within ${pending.timeout} ms`), undefined);
     }
+    if (timedOut) this.#options.onTimeout?.();
   }
 
   /**

@@ -1,10 +1,13 @@
 import { BackendConnection, BackendConnectionError, type BackendTls } from './backend-connection.js';
 import type { BackendCluster } from './backend-cluster.js';
+import { nodeKey, type NodeHealth } from './node-health.js';
 
 /**
  * Spreads client connections over the backend's local-DC nodes, round robin. A node that fails
  * to connect is skipped for this client and the next one is tried; a client is never pinned to a
- * node that does not answer.
+ * node that does not answer. Sick nodes (see {@link NodeHealth}) are not chosen while a healthy one
+ * is left, and when a node turns sick the client connections on it are closed: their requests
+ * would wait out the request timeout, and the drivers reconnect, to a healthy node.
  */
 export class BackendPool {
   readonly #cluster: BackendCluster;
@@ -14,6 +17,8 @@ export class BackendPool {
   readonly #onCount: (node: string, delta: number) => void;
   readonly #tls: BackendTls | undefined;
   #next = 0;
+  /** Open connections by node (`host:port`), to close when the node turns sick. */
+  readonly #byNode = new Map<string, Set<BackendConnection>>();
 
   constructor(
     cluster: BackendCluster,
@@ -31,15 +36,27 @@ export class BackendPool {
     this.#heartbeatInterval = options.heartbeatInterval;
     this.#onCount = options.onCount;
     this.#tls = options.tls;
+    cluster.health.onChange((state) => {
+      if (state.healthy) return;
+      for (const connection of [...(this.#byNode.get(state.node) ?? [])]) connection.close();
+    });
+  }
+
+  get #health(): NodeHealth {
+    return this.#cluster.health;
   }
 
   async connect(version: number, onClose: () => void): Promise<BackendConnection> {
-    const nodes = this.#cluster.view.nodes;
-    const start = this.#next++ % Math.max(1, nodes.length);
+    const all = this.#cluster.view.nodes;
+    const start = this.#next++ % Math.max(1, all.length);
+    const rotated = all.map((_, i) => all[(start + i) % all.length]!);
+    // When every node looks sick, try them all anyway: better a slow answer than none.
+    const healthy = rotated.filter((n) => this.#health.isHealthy(n));
+    const nodes = healthy.length > 0 ? healthy : rotated;
     const failures: string[] = [];
-    for (let i = 0; i < nodes.length; i++) {
-      const node = nodes[(start + i) % nodes.length]!;
-      const label = `${node.host}:${node.port}`;
+    for (const node of nodes) {
+      const label = nodeKey(node);
+      let handedOut = false;
       try {
         const connection = await BackendConnection.connect({
           host: node.host,
@@ -49,14 +66,27 @@ export class BackendPool {
           maxBodyLength: this.#maxBodyLength,
           heartbeatInterval: this.#heartbeatInterval,
           ...(this.#tls ? { tls: this.#tls } : {}),
+          onTimeout: () => this.#health.suspect(node),
           onClose: () => {
+            this.#byNode.get(label)?.delete(connection);
             this.#onCount(label, -1);
-            onClose();
+            if (handedOut) onClose();
           },
         });
         this.#onCount(label, 1);
+        let open = this.#byNode.get(label);
+        if (!open) this.#byNode.set(label, (open = new Set()));
+        open.add(connection);
+        // It may have turned sick while this connection was being opened: try the next one.
+        if (!this.#health.isHealthy(node) && healthy.length > 0) {
+          connection.close();
+          failures.push(`${label} turned sick`);
+          continue;
+        }
+        handedOut = true;
         return connection;
       } catch (error) {
+        this.#health.connectFailed(node, (error as Error).message);
         failures.push((error as Error).message);
       }
     }

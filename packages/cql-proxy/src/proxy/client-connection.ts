@@ -28,6 +28,7 @@ import type { VirtualView } from '../virtual/view.js';
 import type { ProxyContext } from './context.js';
 import { FrameWriter } from './frame-writer.js';
 import { PreparedCache } from './prepared-cache.js';
+import { isSchemaChangeResult } from './schema-agreement.js';
 
 const unsupportedVersion = (version: number) =>
   `${UNSUPPORTED_VERSION_MESSAGE} (${version}); supported versions are (${describeVersions(SUPPORTED_VERSIONS).join(', ')})`;
@@ -292,6 +293,11 @@ export class ClientConnection {
         if (!this.#closed) this.close();
       })
       .then((connection) => {
+        // The client left while its node was being chosen: nothing else would close this one.
+        if (this.#closed) {
+          connection.close();
+          throw new Error('the client connection closed');
+        }
         this.#backend = connection;
         return connection;
       })
@@ -357,6 +363,12 @@ export class ClientConnection {
     const flags = frame.version >= 5 ? frame.flags & ~FrameFlag.COMPRESSION : frame.flags;
     backend.send(frame.opcode, frame.body, flags, this.#context.config.backend.requestTimeout, (error, response) => {
       if (error) return this.#fail(frame, error);
+      // A DDL's answer waits until the nodes agree: the driver's next statement may go to another node.
+      if (isSchemaChangeResult(response!, (f) => this.#responseBody(f))) {
+        const deliver = () => this.#deliver(frame, response!, started, forwarding);
+        this.#context.awaitSchemaAgreement(backend, (f) => this.#responseBody(f)).then(deliver, deliver);
+        return;
+      }
       if (response!.opcode === Opcode.ERROR && forwarding?.executeId) {
         this.#recoverUnprepared(backend, frame, response!, forwarding.executeId).then(
           (answer) => this.#deliver(frame, answer, started, forwarding),

@@ -1,5 +1,6 @@
 import type { ProxyConfig } from '../config.js';
 import type { Event } from '../protocol/event.js';
+import type { Frame } from '../protocol/frame.js';
 import type { VirtualView } from '../virtual/view.js';
 import type { ProxyMetrics } from '../http/metrics.js';
 import type { QueryParameters } from '../protocol/query-parameters.js';
@@ -47,6 +48,11 @@ export interface ProxyContext {
   codec(name: string): FrameCompression | undefined;
   /** A new connection to a local-DC backend node, spread across nodes, skipping ones that fail. */
   connectBackend(version: number, onClose: () => void): Promise<BackendConnection>;
+  /**
+   * After a DDL answered on `coordinator`: resolves once the backend nodes agree on the schema, or
+   * after `backend.schemaAgreementTimeout` (never rejects). `body` decompresses a response frame.
+   */
+  awaitSchemaAgreement(coordinator: BackendConnection, body: (frame: Frame) => Buffer): Promise<void>;
   draining(): boolean;
   /** Membership events from `view` (what a client last read) to the current view. */
   eventsSince(view: VirtualView | undefined): readonly Event[];

@@ -7,7 +7,8 @@ import type { Logger } from 'pino';
 import type { Muster } from '@muster/core';
 import type { ProxyConfig } from '../config.js';
 import { ProxyMetrics } from '../http/metrics.js';
-import { createOperationsServer } from '../http/server.js';
+import { proxyReadiness } from '../http/readiness.js';
+import { createOperationsServer, type Readiness } from '../http/server.js';
 import { encodeError } from '../protocol/error-message.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { encodeFrameHeader, MAX_BODY_LENGTH, Opcode } from '../protocol/frame.js';
@@ -39,7 +40,10 @@ const startedAt = Date.now();
  */
 export class CqlProxy {
   readonly config: ProxyConfig;
-  readonly metrics = new ProxyMetrics(() => this.#clients);
+  readonly metrics = new ProxyMetrics(
+    () => this.#clients,
+    () => this.#backend.health.states(),
+  );
   readonly #muster: Muster;
   readonly #log: Logger;
   readonly #backend: BackendCluster;
@@ -80,7 +84,14 @@ export class CqlProxy {
       ...(config.backend.password !== undefined ? { password: config.backend.password } : {}),
       connectTimeout: config.backend.connectTimeout,
       requestTimeout: config.backend.requestTimeout,
+      probeInterval: config.backend.probeInterval,
+      probeTimeout: config.backend.probeTimeout,
       ...(backendTls ? { tls: backendTls } : {}),
+    });
+    this.#backend.health.onChange(({ node, healthy, reason }) => {
+      this.metrics.backendNodeTransitions.inc({ node, to: healthy ? 'healthy' : 'sick' });
+      if (healthy) this.#log.info({ node }, 'backend node answers again; new client connections may use it');
+      else this.#log.warn({ node, reason }, 'backend node is sick; closing the client connections on it and avoiding it');
     });
     this.#pool = new BackendPool(this.#backend, {
       connectTimeout: config.backend.connectTimeout,
@@ -113,6 +124,13 @@ export class CqlProxy {
       codec: (name) => (this.#backend.view.compression.includes(name) ? frameCompression(name) : undefined),
       connectBackend: (version, onClose) => this.#pool.connect(version, onClose),
       draining: () => this.#draining,
+      awaitSchemaAgreement: async (coordinator, body) => {
+        const timeout = config.backend.schemaAgreementTimeout;
+        if (timeout === 0) return;
+        const agreed = await this.#backend.agreeOnSchema(coordinator, body, timeout);
+        this.metrics.schemaAgreementWaits.inc({ outcome: agreed ? 'agreed' : 'timeout' });
+        if (!agreed) this.#log.warn({ timeout }, 'the backend nodes did not agree on the schema in time; answering the DDL anyway');
+      },
       eventsSince: (view) => {
         const current = this.#membership?.view;
         if (!view || !current || view === current) return [];
@@ -304,15 +322,14 @@ export class CqlProxy {
     }
   }
 
-  readiness() {
-    const backend = this.#backend.connected;
-    const registered = this.#membership?.view !== undefined;
-    // A static member removed from the members file is no longer part of the cluster.
-    const listed = this.#membership?.selfListed !== false;
-    return {
-      ready: backend && registered && listed && !this.#draining,
-      checks: { backend, registered, listed, draining: this.#draining },
-    };
+  readiness(): Readiness {
+    return proxyReadiness({
+      controlNode: this.#backend.controlNode,
+      nodes: this.#backend.health.states(),
+      registered: this.#membership?.view !== undefined,
+      listed: this.#membership?.selfListed !== false,
+      draining: this.#draining,
+    });
   }
 
   topology() {

@@ -47,12 +47,15 @@ const single = testServer<CassandraEntry>('cassandra');
 (single ? describe : describe.skip)('a backend node that does not answer', () => {
   it('is skipped for the next one', async () => {
     const { BackendPool } = await import('../../src/proxy/backend-pool.js');
+    const { NodeHealth } = await import('../../src/proxy/node-health.js');
+    // Nothing tracked: every node counts as healthy, so the pool's own connect failure is what skips it.
+    const health = new NodeHealth({ interval: 60_000, timeout: 1000, connect: () => Promise.reject(new Error('not probed')) });
     const { freePort } = await import('./harness.js');
     const [host, port] = single!.contactPoints[0]!.split(':');
     const dead = { host: '127.0.0.1', port: await freePort(), dataCenter: 'datacenter1', hostId: undefined };
     const live = { host: host!, port: Number(port), dataCenter: 'datacenter1', hostId: undefined };
     const counts: string[] = [];
-    const pool = new BackendPool({ view: { nodes: [dead, live] } } as never, {
+    const pool = new BackendPool({ view: { nodes: [dead, live] }, health } as never, {
       connectTimeout: 2000,
       maxBodyLength: 1 << 20,
       heartbeatInterval: 30_000,

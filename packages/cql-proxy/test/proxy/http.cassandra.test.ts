@@ -124,7 +124,13 @@ const query = (text: string) => encodeQuery({ query: text, parameters: { consist
             port,
             members,
             scope,
-            proxy: { instanceId: id, heartbeat: { interval: '200ms', ttl: '3s' }, shutdown: { drainTimeout: '20s' } },
+            proxy: {
+              instanceId: id,
+              heartbeat: { interval: '200ms', ttl: '3s' },
+              shutdown: { drainTimeout: '20s' },
+              // A held relay is a hung node to the health probes: they must not give up on it here.
+              backend: { contactPoints: [`127.0.0.1:${relay.port}`], probeTimeout: '60s' },
+            },
           },
         ),
       );
@@ -211,7 +217,17 @@ const query = (text: string) => encodeQuery({ query: text, parameters: { consist
   it('/health/readiness: 200 JSON when ready; 503 while draining with a request in flight; new requests still answered', async () => {
     const ready = await get(http('proxy-c'), '/health/readiness');
     expect(ready.status).toBe(200);
-    expect(JSON.parse(ready.body)).toEqual({ status: 'ready', checks: { backend: true, registered: true, listed: true, draining: false } });
+    expect(JSON.parse(ready.body)).toEqual({
+      status: 'ready',
+      checks: {
+        backend: true,
+        registered: true,
+        listed: true,
+        draining: false,
+        controlNode: `127.0.0.1:${relay.port}`,
+        healthyNodes: '1 of 1',
+      },
+    });
     expect((await get(http('proxy-c'), '/health/liveness')).status).toBe(200);
 
     const victim = proxies.get('proxy-c')!;

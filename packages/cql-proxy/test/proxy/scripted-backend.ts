@@ -127,6 +127,7 @@ export async function scriptedProxy(script: Script): Promise<{
     eventsSince: () => [],
     forget: (client) => clients.delete(client),
     established: () => undefined,
+    awaitSchemaAgreement: () => Promise.resolve(),
     buffers: new BufferBudget(config.connections.maxBufferedBytes),
   };
   let next = 0;
