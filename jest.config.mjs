@@ -31,6 +31,11 @@ const base = {
 const project = (dir, name) => ({ ...base, displayName: name, rootDir: dir, testMatch: ['<rootDir>/test/**/*.test.ts'] });
 
 export default {
+  // Known leak: after backend-faults.cassandra3.test.ts (a control-node failover and every node
+  // stopped, in one run) four ref'd timers of unknown owner outlive the file and keep jest from
+  // exiting, which would hang CI. Exit anyway once every test has finished; jest still names the
+  // leak ("did not exit one second after the test run").
+  forceExit: true,
   // After jest's own summary: what was skipped per missing test server, and how to start them.
   reporters: ['default', '<rootDir>/scripts/testenv/skip-summary-reporter.mjs'],
   projects: [
