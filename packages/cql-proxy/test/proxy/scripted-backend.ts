@@ -25,7 +25,8 @@ export interface Forwarded {
 }
 
 /** What the scripted backend answers a forwarded request with: an opcode and a body. */
-export type Script = (request: Forwarded) => { opcode: number; body?: Buffer; flags?: number } | Error;
+export type Script = (request: Forwarded) => Answer | Error | Promise<Answer | Error>;
+type Answer = { opcode: number; body?: Buffer; flags?: number };
 
 const backendView = (): BackendView => ({
   version: 4,
@@ -72,6 +73,8 @@ export async function scriptedProxy(script: Script): Promise<{
   forwarded: Forwarded[];
   metrics: ProxyMetrics;
   context: ProxyContext;
+  /** The proxy's live client connections, as its drain sees them. */
+  clients: ReadonlySet<ClientConnection>;
   close(): Promise<void>;
 }> {
   const config = proxyConfig({ backend: { contactPoints: ['127.0.0.1:9042'] }, limits: { preparedCacheSize: 100 } }, 'proxy-0');
@@ -99,18 +102,20 @@ export async function scriptedProxy(script: Script): Promise<{
     send(opcode: number, body: Buffer, flags: number, _timeout: number | undefined, handler: (e: Error | undefined, f?: Frame) => void) {
       const request = { opcode, flags, body: Buffer.from(body) };
       forwarded.push(request);
-      const answer = script(request);
-      setImmediate(() => {
-        if (answer instanceof Error) return handler(answer);
-        handler(undefined, {
-          version: 4,
-          response: true,
-          stream: 0,
-          flags: answer.flags ?? 0,
-          opcode: answer.opcode,
-          body: answer.body ?? Buffer.alloc(0),
-        });
-      });
+      // A promise holds the answer back (a request in flight) until the test settles it.
+      void Promise.resolve(script(request)).then((answer) =>
+        setImmediate(() => {
+          if (answer instanceof Error) return handler(answer);
+          handler(undefined, {
+            version: 4,
+            response: true,
+            stream: 0,
+            flags: answer.flags ?? 0,
+            opcode: answer.opcode,
+            body: answer.body ?? Buffer.alloc(0),
+          });
+        }),
+      );
     },
     request: () => Promise.reject(new Error('not scripted')),
   } as unknown as BackendConnection;
@@ -139,6 +144,7 @@ export async function scriptedProxy(script: Script): Promise<{
     forwarded,
     metrics,
     context,
+    clients,
     close: async () => {
       for (const client of clients) client.close();
       await new Promise((resolve) => server.close(resolve));
