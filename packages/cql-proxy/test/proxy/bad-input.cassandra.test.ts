@@ -2,12 +2,12 @@
 // and a well-behaved client keeps being served throughout.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
-import { randomBytes } from 'node:crypto';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { decodeError } from '../../src/protocol/error-message.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { encodeFrameHeader, Opcode } from '../../src/protocol/frame.js';
 import { encodeQuery, encodeStartup } from '../../src/protocol/requests.js';
+import { seeded } from '../adversarial/cases.js';
 import { RawClient } from './raw-client.js';
 import { startProxy, type CassandraEntry, type RunningProxy } from './harness.js';
 
@@ -93,6 +93,10 @@ const startup = encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) });
         encodeFrameHeader({ version: 4, response: false, flags: 0, stream: 1, opcode: Opcode.STARTUP }, startup.length),
         startup,
       ]);
+      // Seeded: MUSTER_BAD_INPUT_SEED replays a run (the adversarial suite's fuzz goes further).
+      const seed = Number(process.env.MUSTER_BAD_INPUT_SEED ?? Date.now() % 2 ** 31);
+      console.log(`bad-input random frames: seed ${seed} (MUSTER_BAD_INPUT_SEED=${seed} replays it)`);
+      const random = seeded(seed);
       const deadline = Date.now() + 5000;
       let connections = 0;
       for (let round = 0; Date.now() < deadline && round < 400; round++) {
@@ -100,12 +104,12 @@ const startup = encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) });
         connections++;
         const kind = round % 4;
         let bytes: Buffer;
-        if (kind === 0) bytes = randomBytes(1 + Math.floor(Math.random() * 64));
+        if (kind === 0) bytes = random.bytes(1 + random.int(64));
         else if (kind === 1) {
           bytes = Buffer.from(valid);
-          for (let i = 0; i < 3; i++) bytes[Math.floor(Math.random() * bytes.length)] = Math.floor(Math.random() * 256);
-        } else if (kind === 2) bytes = valid.subarray(0, Math.floor(Math.random() * valid.length));
-        else bytes = Buffer.concat([valid, randomBytes(32)]);
+          for (let i = 0; i < 3; i++) bytes[random.int(bytes.length)] = random.int(256);
+        } else if (kind === 2) bytes = valid.subarray(0, random.int(valid.length));
+        else bytes = Buffer.concat([valid, random.bytes(32)]);
         c.socket.write(bytes);
         if (kind === 2) c.socket.end();
         // Either an answer, a close, or silence while a frame is incomplete: never a crash.
