@@ -1,4 +1,4 @@
-import { createHook } from 'node:async_hooks';
+import { createHook, executionAsyncId } from 'node:async_hooks';
 import { handleTypes } from './handle-types.mjs';
 
 /**
@@ -16,15 +16,24 @@ export interface ResourceTracker {
   stop(): void;
 }
 
+/**
+ * Only resources descended from the caller's async context are recorded (by trigger id): jest runs
+ * many test files in one process, and what another file left behind (a driver still reconnecting)
+ * is not this code's leak.
+ */
 export function trackResources(): ResourceTracker {
   const live = new Map<number, string>();
+  const ours = new Set<number>([executionAsyncId()]);
   let recording = true;
   const hook = createHook({
-    init(id, type) {
+    init(id, type, triggerAsyncId) {
+      if (!ours.has(triggerAsyncId)) return;
+      ours.add(id);
       if (recording && handleTypes.has(type)) live.set(id, type);
     },
     destroy(id) {
       live.delete(id);
+      ours.delete(id);
     },
   }).enable();
   return {
