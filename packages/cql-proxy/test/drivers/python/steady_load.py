@@ -16,6 +16,16 @@ from cassandra.cluster import Cluster
 from cassandra.query import SimpleStatement
 
 
+
+_out = threading.Lock()
+
+
+def emit(message):
+    """One JSON line; two threads print, and print() writes the text and the newline apart."""
+    with _out:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
 def main():
     contact, rate = sys.argv[1], float(sys.argv[2])
     host, port = contact.rsplit(":", 1)
@@ -48,13 +58,13 @@ def main():
             hosts = sorted(f"{h.endpoint.address}:{h.endpoint.port}" for h, s in state.items() if s and s.get("open_count", 0) > 0)
             if hosts != seen:
                 seen = hosts
-                print(json.dumps({"hosts": hosts}), flush=True)
+                emit({"hosts": hosts})
             time.sleep(0.05)
 
     threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
     watcher = threading.Thread(target=watch_hosts, daemon=True)
     watcher.start()
-    print(json.dumps({"started": True}), flush=True)
+    emit({"started": True})
     i = 0
     next_at = time.monotonic()
     while not stop.is_set():
@@ -70,7 +80,7 @@ def main():
         time.sleep(0.05)
     with lock:
         counts["unanswered"] = pending[0]
-        print(json.dumps(counts), flush=True)
+        emit(counts)
     cluster.shutdown()
 
 
