@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// muster-chaos <static|kubernetes|consul|./adapter.js> [--minutes N] [--seed S] ...: runs the
+// muster-chaos <static|kubernetes|consul|consul-persist|./adapter.js> [--minutes N] [--seed S] ...: runs the
 // fault-injection history checker and prints its table; exit code 1 when it found violations.
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -10,7 +10,7 @@ import type { FaultKind } from './history.js';
 import { runChaos } from './orchestrator.js';
 import { newSeed } from './random.js';
 
-const usage = `usage: muster-chaos <static|kubernetes|consul|./adapter.js> [options]
+const usage = `usage: muster-chaos <static|kubernetes|consul|consul-persist|./adapter.js> [options]
   --minutes N       how long to run (default 1; --seconds for short runs)
   --seed S          replay the fault schedule of an earlier run (printed by every run; env MUSTER_CHAOS_SEED)
   --contenders N    contender processes (default 5)

@@ -11,17 +11,24 @@ export interface ConsulServer {
 export interface ConsulProfileOptions {
   readonly runId: string;
   readonly ttl?: number;
-  /** A running agent (the shared testenv); without it a private dev agent is started, and restarts become a fault. */
+  /** A running agent (the shared testenv); without it a private agent is started, and restarts become a fault. */
   readonly server?: ConsulServer;
+  /**
+   * The private agent keeps its data across restarts (the testenv's `consul-persist` server agent):
+   * a restart is then the ordinary kind. Without it the agent runs `-dev`, and a restart is also a
+   * loss of every key and session.
+   */
+  readonly persistent?: boolean;
 }
 
 /**
- * Contenders reach the agent through their own loopback proxy; the observer goes direct. The
- * testenv agent runs with `-dev`, so a restart is also a loss of every key and session.
+ * Contenders reach the agent through their own loopback proxy; the observer goes direct.
  */
 export async function consulProfile(options: ConsulProfileOptions): Promise<BackendProfile> {
   const ttl = options.ttl ?? 3000;
-  const own: PrivateServer<ConsulServer> | undefined = options.server ? undefined : await startPrivateServer<ConsulServer>('consul');
+  const own: PrivateServer<ConsulServer> | undefined = options.server
+    ? undefined
+    : await startPrivateServer<ConsulServer>(options.persistent ? 'consul-persist' : 'consul');
   const server = options.server ?? own!.entry;
   const [host, port] = server.address.split(':') as [string, string];
   const keyPrefix = `chaos-${options.runId}/`;

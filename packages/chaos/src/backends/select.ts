@@ -14,7 +14,7 @@ export interface ProfileChoice {
 }
 
 /**
- * The profile for an adapter name (`static`, `kubernetes`, `consul`), a Muster config file (any
+ * The profile for an adapter name (`static`, `kubernetes`, `consul`, `consul-persist`), a Muster config file (any
  * adapter, contenders in separate processes) or an in-process adapter module (as static).
  */
 export async function profileFor(adapter: string, choice: ProfileChoice): Promise<BackendProfile> {
@@ -28,11 +28,13 @@ export async function profileFor(adapter: string, choice: ProfileChoice): Promis
       return kubernetesProfile({ runId, ...ttl, ...(choice.shared ? { server: sharedServer<KubernetesServer>('k8s') } : {}) });
     case 'consul':
       return consulProfile({ runId, ...ttl, ...(choice.shared ? { server: sharedServer<ConsulServer>('consul') } : {}) });
+    case 'consul-persist':
+      return consulProfile({ runId, ...ttl, persistent: true });
     default:
       if (/\.(ya?ml|json)$/.test(adapter)) return configFileProfile({ runId, file: adapter, ...ttl });
       if (adapter.startsWith('/') || adapter.startsWith('file:')) return staticProfile({ runId, ...ttl, adapter });
       throw new InvalidArgumentError(
-        `adapter '${adapter}': expected static, kubernetes, consul, a Muster config file (./muster.yaml) or a path to an in-process adapter module (./my-adapter.js)`,
+        `adapter '${adapter}': expected static, kubernetes, consul, consul-persist, a Muster config file (./muster.yaml) or a path to an in-process adapter module (./my-adapter.js)`,
       );
   }
 }
