@@ -14,7 +14,7 @@ import { putEntry, testServer } from '../../../../scripts/testenv/state.mjs';
 import { execFile } from 'node:child_process';
 import { get } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { startProxy, type CassandraEntry, type RunningProxy } from './harness.js';
+import { startProxy, until, type CassandraEntry, type RunningProxy } from './harness.js';
 import { SteadyLoad, type LoadWindow } from './steady-load.js';
 
 interface NodeEntry {
@@ -30,17 +30,6 @@ const TIMEOUT = 300_000;
 /** The proxy's default request timeout: a request that took this long waited it out. */
 const REQUEST_TIMEOUT_MS = 12_000;
 const RATE = Number(process.env.MUSTER_FAULT_RATE ?? 200);
-
-/** Polls `check` (sync or async) until it gives something truthy, or fails naming `what`. */
-async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const servers = fileURLToPath(new URL('../../../../scripts/testenv/servers/cassandra3.mjs', import.meta.url));
 /**

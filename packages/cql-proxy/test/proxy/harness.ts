@@ -99,11 +99,11 @@ export async function startProxy(
   };
 }
 
-/** Polls `check` until it returns something truthy, or fails naming `what`. */
-export async function until<T>(what: string, check: () => T | undefined | false, ms = 30_000): Promise<T> {
+/** Polls `check` (sync or async) until it gives something truthy, or fails naming `what`. */
+export async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, ms = 30_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 25));

@@ -10,7 +10,7 @@ import { Consistency } from '../../src/protocol/consistency.js';
 import { Opcode } from '../../src/protocol/frame.js';
 import { encodeQuery, encodeStartup } from '../../src/protocol/requests.js';
 import { decodeResult } from '../../src/protocol/result.js';
-import { freePort, startProxy, type CassandraEntry, type RunningProxy } from './harness.js';
+import { freePort, startProxy, until, type CassandraEntry, type RunningProxy } from './harness.js';
 import { RawClient } from './raw-client.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
@@ -76,16 +76,6 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
     if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[3]);
   }
   return undefined;
-}
-
-async function until<T>(what: string, check: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 async function cql(address: string): Promise<RawClient> {
@@ -172,6 +162,7 @@ const query = (text: string) => encodeQuery({ query: text, parameters: { consist
     await until(
       'the gauge back to 0',
       async () => sample((await get(http('proxy-a'), '/metrics')).body, 'muster_proxy_client_connections') === 0,
+      10_000,
     );
   });
 
@@ -237,15 +228,20 @@ const query = (text: string) => encodeQuery({ query: text, parameters: { consist
     await until(
       'the request in flight',
       async () => sample((await get(http('proxy-c'), '/metrics')).body, 'muster_proxy_in_flight_requests') === 1,
+      10_000,
     );
     // The held request holds one stream id on its backend connection.
     expect(sample((await get(http('proxy-c'), '/metrics')).body, 'muster_proxy_backend_stream_ids_in_use')).toBe(1);
 
     const stopping = victim.proxy.stop();
-    const draining = await until('503 from readiness', async () => {
-      const r = await get(http('proxy-c'), '/health/readiness');
-      return r.status === 503 ? r : undefined;
-    });
+    const draining = await until(
+      '503 from readiness',
+      async () => {
+        const r = await get(http('proxy-c'), '/health/readiness');
+        return r.status === 503 ? r : undefined;
+      },
+      10_000,
+    );
     expect(JSON.parse(draining.body)).toMatchObject({ status: 'not ready', checks: { draining: true } });
     // A new request while draining is forwarded too: OVERLOADED would fail a non-idempotent
     // statement, which drivers do not retry (drain.ts).
