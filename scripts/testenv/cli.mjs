@@ -63,9 +63,17 @@ async function main() {
     case 'up':
       for (const n of names) {
         await withLock(n, async () => {
-          if (readState()[n]) {
+          const previous = readState()[n];
+          if (previous?.pids?.length && previous.pids.every((pid) => isAlive(pid))) {
             log(`${n} is already up (see ${stateFile()}); 'down ${n}' first to restart it`);
             return;
+          }
+          if (previous) {
+            // The state file outlives its processes (a reboot, a killed session): an entry whose
+            // processes are gone is cleared and the server started again, not reported as up.
+            log(`${n} is in ${stateFile()} but its processes are gone: clearing it and starting it again`);
+            await (await load(n)).down(previous);
+            dropEntry(n);
           }
           const started = Date.now();
           const entry = await (await load(n)).up();
