@@ -6,8 +6,9 @@ import { nodeKey, type NodeHealth } from './node-health.js';
  * Spreads client connections over the backend's local-DC nodes, round robin. A node that fails
  * to connect is skipped for this client and the next one is tried; a client is never pinned to a
  * node that does not answer. Sick nodes (see {@link NodeHealth}) are not chosen while a healthy one
- * is left, and when a node turns sick the client connections on it are closed: their requests
- * would wait out the request timeout, and the drivers reconnect, to a healthy node.
+ * is left, and when a node turns sick while another is healthy the client connections on it are
+ * closed: their requests would wait out the request timeout, and the drivers reconnect, to a
+ * healthy node.
  */
 export class BackendPool {
   readonly #cluster: BackendCluster;
@@ -37,7 +38,9 @@ export class BackendPool {
     this.#onCount = options.onCount;
     this.#tls = options.tls;
     cluster.health.onChange((state) => {
-      if (state.healthy) return;
+      // Moving clients off a sick node only helps when a healthy one is left to move to; with every
+      // node sick (one node in a long GC pause) closing would fail their in-flight requests for nothing.
+      if (state.healthy || !this.#cluster.view.nodes.some((n) => this.#health.isHealthy(n))) return;
       for (const connection of [...(this.#byNode.get(state.node) ?? [])]) connection.close();
     });
   }

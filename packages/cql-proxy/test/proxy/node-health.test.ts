@@ -131,6 +131,36 @@ describe('BackendPool with node health', () => {
       expect(connection.address.port).toBe(b.port);
     }
   });
+
+  it('keeps the client connections on a sick node when no other node is healthy (a slow answer beats none)', async () => {
+    // One backend node (or all of them) missing a probe, e.g. in a long GC pause: closing its clients
+    // would fail their in-flight requests and send every driver into reconnection, to the same node.
+    const [a, b] = [await fakeNode(), await fakeNode()];
+    const { health: h } = health();
+    const nodes = [a, b].map((n) => ({ host: n.host, port: n.port, dataCenter: 'dc1', hostId: undefined }));
+    h.track(nodes);
+    const pool = new BackendPool({ view: { nodes }, health: h } as never, {
+      connectTimeout: 1000,
+      maxBodyLength: 1 << 20,
+      heartbeatInterval: 30_000,
+      onCount: () => undefined,
+    });
+    const closed: number[] = [];
+    const opened: BackendConnection[] = [];
+    for (let i = 0; i < 4; i++) {
+      const connection = await pool.connect(4, () => closed.push(connection.address.port));
+      opened.push(connection);
+    }
+    cleanups.push(() => opened.forEach((c) => c.close()));
+    b.hang();
+    await until('b to be sick', () => !h.isHealthy(b), 10_000);
+    await until("b's clients to move off it, a being healthy", () => closed.length === 2, 10_000);
+    a.hang();
+    await until('a to be sick too', () => !h.isHealthy(a), 10_000);
+    // The pool hears of the change in the same call that flips isHealthy, and close() marks a
+    // connection closed at once: nothing more to wait for.
+    expect(opened.filter((c) => c.address.port === a.port && !c.closed)).toHaveLength(2);
+  });
 });
 
 describe('readiness', () => {
