@@ -41,7 +41,7 @@ export async function setupKeyspace(bin, cassandra, keys) {
  * Measures `target` under one mode and operation. CPU per request is what each process spent in
  * the window divided by the requests completed in it; the proxy's is its whole cost per request.
  */
-export async function runPhase({ bin, target, cassandra, mode, op, options, cpus, round }) {
+export async function runPhase({ bin, target, cassandra, mode, op, options, cpus, round, sampleExtra = () => undefined }) {
   const cassandraPids = cassandra.nodes.map((n) => n.pid);
   const sample = () => ({
     proxy: target.pid ? cpuSeconds(target.pid) : undefined,
@@ -49,17 +49,19 @@ export async function runPhase({ bin, target, cassandra, mode, op, options, cpus
   });
   let before;
   let connections;
+  let extraBefore;
   // Connections are counted when the window opens: by the "done" line the generator may be closing them.
   const onMeasure = () => {
     before = sample();
+    extraBefore = sampleExtra();
     connections = target.pid ? proxyConnections(target.pid, target.listenPort, cassandra.nativePort) : undefined;
   };
-  onMeasure.end = () => ({ cpu: sample(), memory: target.pid ? memory(target.pid) : undefined });
+  onMeasure.end = () => ({ cpu: sample(), memory: target.pid ? memory(target.pid) : undefined, extra: sampleExtra() });
   const args = ['-hosts', target.hosts.join(','), '-op', op, '-mode', mode, '-keys', String(options.keys)];
   args.push('-concurrency', String(options.concurrency), '-rate', String(options.rate));
   args.push('-duration', `${options.seconds}s`, '-warmup', `${options.warmup}s`);
   // Go's bool flags take their value only as -flag=value.
-  args.push(`-token-aware=${options.tokenAware}`, '-seed', String(options.seed + round * 1009));
+  args.push(`-token-aware=${target.tokenAware ?? options.tokenAware}`, '-seed', String(options.seed + round * 1009));
   const done = await generator(bin, args, cpus, onMeasure);
   const n = Math.max(1, done.completed);
   const perRequest = (a, b) => (a === undefined || b === undefined ? undefined : ((b - a) * 1e6) / n);
@@ -78,8 +80,12 @@ export async function runPhase({ bin, target, cassandra, mode, op, options, cpus
     cpuCassandra: perRequest(before.cassandra, done.at.cpu.cassandra),
     cpuLoad: (done.cpuSeconds * 1e6) / n,
     rssMiB: done.at.memory?.rssMiB,
+    anonMiB: done.at.memory?.anonMiB,
     peakMiB: done.at.memory?.peakMiB,
     clientConns: connections?.clients,
     backendConns: connections?.backend,
+    completed: done.completed,
+    extraBefore,
+    extraAfter: done.at.extra,
   };
 }

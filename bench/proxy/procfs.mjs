@@ -12,14 +12,18 @@ export function cpuSeconds(pid) {
   }
 }
 
-/** Resident set size now and at its peak, in MiB, from /proc/<pid>/status. */
+/**
+ * Resident set size now, its anonymous part (the process's own memory: heap, stacks, buffers; the
+ * rest is file pages such as the executable's code, shared with other processes running it) and
+ * its peak, in MiB, from /proc/<pid>/status.
+ */
 export function memory(pid) {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kib = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-    return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 };
+    return { rssMiB: kib('VmRSS') / 1024, anonMiB: kib('RssAnon') / 1024, peakMiB: kib('VmHWM') / 1024 };
   } catch {
-    return { rssMiB: NaN, peakMiB: NaN };
+    return { rssMiB: NaN, anonMiB: NaN, peakMiB: NaN };
   }
 }
 

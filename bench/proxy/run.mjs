@@ -39,7 +39,7 @@ const targets = [];
 const results = [];
 try {
   for (const name of options.targets) {
-    if (name === 'direct') targets.push(directTarget(cassandra));
+    if (name === 'direct' || name === 'direct-rr') targets.push(directTarget(cassandra, name));
     if (name === 'muster') targets.push(await startMuster(cassandra, pinning.front));
     if (name === 'cql-proxy') targets.push(await startCqlProxy(cqlProxyBin, cassandra, pinning.front));
   }
@@ -47,7 +47,9 @@ try {
     `bench/proxy: ${server} (${cassandra.nodes.length} node(s), Cassandra ${cassandra.version}, keyspace muster_bench RF 1, ${options.keys} keys), ` +
       `gocql v4 load generator (token-aware ${options.tokenAware ? 'on' : 'off'}), datastax/cql-proxy ${datastaxCqlProxyVersion()} with its defaults`,
   );
-  console.log(`pinning: ${pinning.why} (Cassandra pids ${cassandraPids.join(', ')}; proxy pids ${targets.flatMap((t) => (t.pid ? [`${t.name} ${t.pid}`] : [])).join(', ')})`);
+  console.log(
+    `pinning: ${pinning.why} (Cassandra pids ${cassandraPids.join(', ')}; proxy pids ${targets.flatMap((t) => (t.pid ? [`${t.name} ${t.pid}`] : [])).join(', ')})`,
+  );
   console.log(`seed ${options.seed} (replay: --seed ${options.seed} or BENCH_SEED=${options.seed})`);
   for (let round = 0; round < options.rounds; round++) {
     // Each round starts with a different target, so none always runs first (cold) or last.

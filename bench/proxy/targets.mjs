@@ -40,12 +40,13 @@ function stopper(child) {
     });
 }
 
-export function directTarget(cassandra) {
-  return { name: 'direct', hosts: cassandra.contactPoints, stop: async () => {} };
+/** Cassandra itself; `direct-rr` is the same with the driver's token awareness off (round robin). */
+export function directTarget(cassandra, name) {
+  return { name, hosts: cassandra.contactPoints, tokenAware: name === 'direct-rr' ? false : undefined, stop: async () => {} };
 }
 
 /** The Muster proxy (dist/ of this checkout), one instance with static membership. */
-export async function startMuster(cassandra, cpus) {
+export async function startMuster(cassandra, cpus, { nodeArgs = process.env.PROXY_NODE_ARGS ?? '', env = process.env } = {}) {
   const [port, http] = [await freePort(), await freePort()];
   const dir = mkdtempSync(join(tmpdir(), 'muster-bench-proxy-'));
   const config = join(dir, 'proxy.yaml');
@@ -63,10 +64,10 @@ proxy:
 `,
   );
   // PROXY_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the proxy under this load.
-  const nodeArgs = (process.env.PROXY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const flags = nodeArgs.split(' ').filter(Boolean);
   const cli = join(here, '../../packages/cql-proxy/dist/cli.js');
-  const [cmd, ...args] = pinnedCommand([process.execPath, ...nodeArgs, cli, '--config', config], cpus);
-  const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+  const [cmd, ...args] = pinnedCommand([process.execPath, ...flags, cli, '--config', config], cpus);
+  const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], env });
   const ready = () =>
     fetch(`http://127.0.0.1:${http}/health/readiness`).then(
       (r) => r.ok,
