@@ -57,9 +57,16 @@ try {
     for (const mode of options.modes) {
       for (const op of options.ops) {
         for (const target of order) {
-          const r = await runPhase({ bin, target, cassandra, mode, op, options, cpus: pinning.front, round });
-          results.push(r);
-          console.error(`  round ${round + 1} ${mode} ${op} ${target.name}: ${r.opsPerSec.toFixed(0)} ops/s, p99 ${r.p99.toFixed(3)} ms`);
+          const label = `round ${round + 1} ${mode} ${op} ${target.name}`;
+          try {
+            const r = await runPhase({ bin, target, cassandra, mode, op, options, cpus: pinning.front, round });
+            results.push(r);
+            console.error(`  ${label}: ${r.opsPerSec.toFixed(0)} ops/s, p99 ${r.p99.toFixed(3)} ms`);
+          } catch (error) {
+            // One failed phase (a target refusing connections under overload) must not lose the run.
+            results.push({ target: target.name, mode, op, failed: error.message });
+            console.error(`  ${label}: FAILED ${error.message}`);
+          }
         }
       }
     }
