@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { readState } from '../../scripts/testenv/state.mjs';
 import { runPhase, setupKeyspace } from './phase.mjs';
-import { planPinning, pinProcesses } from './pinning.mjs';
+import { cleanUpOnSignal, planPinning, pinProcesses } from './pinning.mjs';
 import { memory } from './procfs.mjs';
 import { startMuster } from './targets.mjs';
 import { cqlLoad } from './tools.mjs';
@@ -45,6 +45,11 @@ const unpin = pinProcesses(
   cassandra.nodes.map((n) => n.pid),
   pinning.backend,
 );
+let running;
+cleanUpOnSignal(() => {
+  running?.kill();
+  unpin();
+});
 const dir = mkdtempSync(join(tmpdir(), 'muster-bench-memory-'));
 const rows = [];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -55,6 +60,7 @@ try {
       const probe = () => (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined);
       const nodeArgs = `--require ${join(here, 'memory-probe.cjs')} ${variant === 'default' ? '' : variant}`;
       const target = await startMuster(cassandra, pinning.front, { nodeArgs, env: { ...process.env, MUSTER_BENCH_PROBE_FILE: file } });
+      running = target;
       try {
         await sleep(2000); // let start-up work (first membership round, backend pool) finish before reading "idle"
         const idle = { ...memory(target.pid), probe: probe() };

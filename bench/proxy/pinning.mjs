@@ -50,3 +50,20 @@ export function pinProcesses(pids, cpus) {
 export function pinnedCommand(argv, cpus) {
   return cpus ? ['taskset', '-c', cpus, ...argv] : argv;
 }
+
+/**
+ * Runs `cleanup` (synchronous) when the bench is interrupted, then exits as the signal would: an
+ * interrupted run must not leave the shared Cassandra pinned to one core or proxies running.
+ */
+export function cleanUpOnSignal(cleanup) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ]) {
+    process.once(signal, () => {
+      cleanup();
+      process.exit(code);
+    });
+  }
+}

@@ -4,7 +4,7 @@
 //   npm run testenv -- up cassandra cassandra3 && npx tsc -b && node bench/proxy/run.mjs [--nodes 3] [--help]
 import { readState } from '../../scripts/testenv/state.mjs';
 import { parseBenchArgs, usage } from './args.mjs';
-import { pinProcesses, planPinning } from './pinning.mjs';
+import { cleanUpOnSignal, pinProcesses, planPinning } from './pinning.mjs';
 import { runPhase, setupKeyspace } from './phase.mjs';
 import { printReport } from './report.mjs';
 import { directTarget, startCqlProxy, startMuster } from './targets.mjs';
@@ -37,6 +37,10 @@ const cassandraPids = cassandra.nodes.map((n) => n.pid);
 const unpin = pinProcesses(cassandraPids, pinning.backend);
 const targets = [];
 const results = [];
+cleanUpOnSignal(() => {
+  for (const t of targets) t.kill?.();
+  unpin();
+});
 try {
   for (const name of options.targets) {
     if (name === 'direct' || name === 'direct-rr') targets.push(directTarget(cassandra, name));

@@ -74,7 +74,7 @@ proxy:
       () => false,
     );
   await until('muster-cql-proxy', ready, child);
-  return { name: 'muster', hosts: [`127.0.0.1:${port}`], pid: child.pid, listenPort: port, stop: stopper(child) };
+  return { name: 'muster', hosts: [`127.0.0.1:${port}`], pid: child.pid, listenPort: port, stop: stopper(child), kill: () => child.kill() };
 }
 
 /** datastax/cql-proxy with its defaults (one connection per backend node, protocol v4). */
@@ -88,5 +88,12 @@ export async function startCqlProxy(bin, cassandra, cpus) {
   // Its zap log (one info line per start) would interleave with the figures.
   const child = spawn(cmd, args, { stdio: 'ignore' });
   await until('datastax/cql-proxy', () => accepts(port), child);
-  return { name: 'cql-proxy', hosts: [`127.0.0.1:${port}`], pid: child.pid, listenPort: port, stop: stopper(child) };
+  return {
+    name: 'cql-proxy',
+    hosts: [`127.0.0.1:${port}`],
+    pid: child.pid,
+    listenPort: port,
+    stop: stopper(child),
+    kill: () => child.kill(),
+  };
 }
