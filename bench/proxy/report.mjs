@@ -8,8 +8,9 @@ const median = (xs) => {
   return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 };
 
-const fixed = (v, digits, width) => (v === undefined ? '-' : v.toFixed(digits)).padStart(width);
-const signed = (v, width) => (v === undefined ? '-' : `${v >= 0 ? '+' : ''}${v.toFixed(3)}`).padStart(width);
+// Always one space before a figure, so a figure wider than its column never merges with the last.
+const fixed = (v, digits, width) => ` ${(v === undefined ? '-' : v.toFixed(digits)).padStart(width - 1)}`;
+const signed = (v, width) => ` ${(v === undefined ? '-' : `${v >= 0 ? '+' : ''}${v.toFixed(3)}`).padStart(width - 1)}`;
 
 /** Median over rounds of every figure of one target's phases. */
 function summarize(phases) {
