@@ -102,6 +102,27 @@ describe('bench/proxy report', () => {
     expect(muster).toContain('60 (20, 61)');
   });
 
+  it('keeps figures wider than their column apart (seconds-long latencies of an overloaded run)', () => {
+    const lines: string[] = [];
+    const log = jest.spyOn(console, 'log').mockImplementation((line: string) => void lines.push(line));
+    try {
+      printReport([phase('direct', 244, 4938.787, 12962.536)], {
+        modes: ['saturation'],
+        ops: ['read'],
+        targets: ['direct'],
+        options: { concurrency: 32, rate: 2000, rounds: 1, seconds: 5 },
+      });
+    } finally {
+      log.mockRestore();
+    }
+    expect(
+      lines
+        .find((l) => l.startsWith('direct'))!
+        .split(/\s+/)
+        .slice(3, 6),
+    ).toEqual(['4938.787', '12962.536', '12962.536']);
+  });
+
   it('keeps the run when a phase failed, and says which', () => {
     const lines: string[] = [];
     const log = jest.spyOn(console, 'log').mockImplementation((line: string) => void lines.push(line));
