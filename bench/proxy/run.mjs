@@ -49,7 +49,8 @@ try {
   }
   console.log(
     `bench/proxy: ${server} (${cassandra.nodes.length} node(s), Cassandra ${cassandra.version}, keyspace muster_bench RF 1, ${options.keys} keys), ` +
-      `gocql v4 load generator (token-aware ${options.tokenAware ? 'on' : 'off'}), datastax/cql-proxy ${datastaxCqlProxyVersion()} with its defaults`,
+      `gocql v4 load generator (token-aware ${options.tokenAware ? 'on' : 'off'})` +
+      (cqlProxyBin ? `, datastax/cql-proxy ${datastaxCqlProxyVersion()} with its defaults` : ''),
   );
   console.log(
     `pinning: ${pinning.why} (Cassandra pids ${cassandraPids.join(', ')}; proxy pids ${targets.flatMap((t) => (t.pid ? [`${t.name} ${t.pid}`] : [])).join(', ')})`,
