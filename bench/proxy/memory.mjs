@@ -3,7 +3,7 @@
 // a preloaded probe (memory-probe.cjs). Variants interleaved over rounds. Prints; never asserts.
 //   npx tsc -b && node bench/proxy/memory.mjs [--rate 2000] [--seconds 10] [--rounds 2]
 //     [--variants 'default|--max-semi-space-size=1|--min-semi-space-size=16']
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -86,6 +86,7 @@ try {
   }
 } finally {
   unpin();
+  rmSync(dir, { recursive: true, force: true });
 }
 
 const median = (xs) => {

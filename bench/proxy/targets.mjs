@@ -1,7 +1,7 @@
 // The targets of one bench run: Cassandra itself, the Muster proxy and datastax/cql-proxy, each a
 // { name, hosts, pid?, listenPort?, stop() } the load generator is pointed at.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -74,7 +74,15 @@ proxy:
       () => false,
     );
   await until('muster-cql-proxy', ready, child);
-  return { name: 'muster', hosts: [`127.0.0.1:${port}`], pid: child.pid, listenPort: port, stop: stopper(child), kill: () => child.kill() };
+  const stop = stopper(child);
+  return {
+    name: 'muster',
+    hosts: [`127.0.0.1:${port}`],
+    pid: child.pid,
+    listenPort: port,
+    stop: () => stop().then(() => rmSync(dir, { recursive: true, force: true })),
+    kill: () => child.kill(),
+  };
 }
 
 /** datastax/cql-proxy with its defaults (one connection per backend node, protocol v4). */
