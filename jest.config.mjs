@@ -52,5 +52,6 @@ export default {
     project('examples/adapter-memory', 'example-adapter-memory'),
     project('examples/scheduler', 'example-scheduler'),
     project('examples/serverless', 'example-serverless'),
+    project('bench', 'bench'),
   ],
 };

@@ -74,6 +74,13 @@ describe('checkForwardedRequest', () => {
     const kind = Buffer.concat([Buffer.from([0]), short(1), Buffer.from([7])]);
     expect(() => checkForwardedRequest(Opcode.BATCH, kind, 4)).toThrow(/kind 7/);
     expect(() => checkForwardedRequest(Opcode.QUERY, longString('SELECT').subarray(0, 6), 4)).toThrow(/Truncated/);
+    // The checks step over fields without reading them (no views, no bigint): still bounds-checked.
+    const shortTimestamp = Buffer.concat([short(2), Buffer.from([1, 2]), short(1), Buffer.from([0x20]), Buffer.alloc(7)]);
+    expect(() => checkForwardedRequest(Opcode.EXECUTE, shortTimestamp, 4)).toThrow(/Truncated \[long\] at offset 7: needs 8 bytes, 7 left/);
+    const shortId = Buffer.concat([short(16), Buffer.alloc(15)]);
+    expect(() => checkForwardedRequest(Opcode.EXECUTE, shortId, 4)).toThrow(/Truncated \[short bytes\] at offset 2/);
+    const nullAndUnset = Buffer.concat([longString('INSERT'), short(1), Buffer.from([0x01]), short(2), int(-1), int(-2)]);
+    expect(() => checkForwardedRequest(Opcode.QUERY, nullAndUnset, 4)).not.toThrow();
     expect(() => requestMessage(frame(3, FrameFlag.CUSTOM_PAYLOAD, Buffer.alloc(8)), undefined, 1 << 24)).toThrow(/v4 or later/);
   });
 });
