@@ -83,7 +83,12 @@ export async function connectionFromUserKubeConfig(kc: UserKubeConfig, options: 
   try {
     first = await applied(kc);
   } catch (cause) {
-    throw badSetting(options, 'kubeConfig', `the KubeConfig could not authenticate (${(cause as Error)?.message ?? String(cause)})`, cause);
+    throw badSetting(
+      options,
+      'kubeConfig',
+      `kubeConfig.applyToHTTPSOptions() failed: ${(cause as Error)?.message ?? String(cause)}`,
+      cause,
+    );
   }
   const credentials: Credentials = {
     // TLS material is read once, for the connection's agent; headers are asked for on every call.

@@ -154,3 +154,20 @@ describe('the kubeConfig option', () => {
     expect(kubeConfigOption.jsonSchema()).toMatchObject({ writeOnly: true });
   });
 });
+
+describe('an exec plugin', () => {
+  test('runs through @kubernetes/client-node, relative to the file that names the user', async () => {
+    write(
+      'plugin/credential.mjs',
+      `console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', status: { token: 'from-exec' } }));\n`,
+    );
+    const env = {
+      KUBECONFIG: `${write('cluster-only.yaml', `current-context: x\nclusters: [{ name: c, cluster: { server: "https://10.0.0.1" } }]\ncontexts: [{ name: x, context: { cluster: c, user: plugin } }]\n`)}:${write(
+        'plugin/user.yaml',
+        `users: [{ name: plugin, user: { exec: { apiVersion: client.authentication.k8s.io/v1beta1, command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(join(dir, 'plugin/credential.mjs'))}] } } }]\n`,
+      )}`,
+    };
+    const c = await resolveConnection({ baseDir: dir, env });
+    expect(await c.credentials.headers()).toEqual({ Authorization: 'Bearer from-exec' });
+  }, 30_000);
+});
