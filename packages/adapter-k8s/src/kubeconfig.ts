@@ -4,7 +4,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { badSetting, type ConnectionOptions, type Credentials, type ResolvedConnection, type TlsMaterial } from './connection.js';
 import { basicAuth, bearerToken, bearerTokenFile, noHeaders } from './credentials.js';
 import { entryDir, type Kubeconfig } from './kubeconfig-files.js';
-import { parseProxyUrl } from './proxy-url.js';
+import { clusterAddress } from './cluster-address.js';
 
 export async function connectionFromKubeconfig(config: Kubeconfig, options: ConnectionOptions): Promise<ResolvedConnection> {
   const where = config.files.join(':');
@@ -20,29 +20,9 @@ export async function connectionFromKubeconfig(config: Kubeconfig, options: Conn
   if (!clusterEntry || !cluster?.server) {
     throw badSetting(options, 'kubeconfig', `${where}: context '${contextName}' names cluster '${context.cluster}', which has no server`);
   }
-  let server: URL;
-  try {
-    server = new URL(cluster.server);
-  } catch (cause) {
-    throw badSetting(
-      options,
-      'kubeconfig',
-      `${clusterEntry.file}: cluster '${context.cluster}' has server '${cluster.server}', which is not a URL`,
-      cause,
-    );
-  }
-  if (server.protocol !== 'https:' && server.protocol !== 'http:') {
-    throw badSetting(
-      options,
-      'kubeconfig',
-      `${clusterEntry.file}: cluster '${context.cluster}' has server ${cluster.server}; write an https:// (or http://) URL`,
-    );
-  }
-  const proxy = cluster['proxy-url']
-    ? parseProxyUrl(cluster['proxy-url'], server, (problem) =>
-        badSetting(options, 'kubeconfig', `${clusterEntry.file}: cluster '${context.cluster}' has proxy-url ${problem}`),
-      )
-    : undefined;
+  const { server, proxy } = clusterAddress(cluster.server, cluster['proxy-url'], (problem, cause) =>
+    badSetting(options, 'kubeconfig', `${clusterEntry.file}: cluster '${context.cluster}' ${problem}`, cause),
+  );
   const userEntry = context.user === undefined ? undefined : config.users.get(context.user);
   const user = userEntry?.spec ?? {};
   const fileIn = (dir: string, p: string) => readFileSync(isAbsolute(p) ? p : resolve(dir, p));

@@ -7,7 +7,7 @@ import { request as httpRequest, type ClientRequestArgs } from 'node:http';
 import { Agent, request as httpsRequest, type AgentOptions } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { connect as connectTls, type ConnectionOptions } from 'node:tls';
-import { proxyAuthorization } from './proxy-url.js';
+import { proxyAuthorization } from './cluster-address.js';
 
 export class ProxyRefusedError extends Error {
   constructor(proxy: URL, target: string, status: number | undefined) {

@@ -6,7 +6,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { TlsMaterial } from './connection.js';
-import { proxyAuthorization } from './proxy-url.js';
+import { proxyAuthorization } from './cluster-address.js';
 import { ProxyTunnelAgent } from './proxy-tunnel.js';
 
 export interface HttpExchange {

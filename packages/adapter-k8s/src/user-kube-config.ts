@@ -7,7 +7,7 @@
  */
 import type { RequestOptions } from 'node:https';
 import { badSetting, type ConnectionOptions, type Credentials, type ResolvedConnection, type TlsMaterial } from './connection.js';
-import { parseProxyUrl } from './proxy-url.js';
+import { clusterAddress } from './cluster-address.js';
 
 /** What the adapter uses of client-node's KubeConfig (1.x); a KubeConfig is assignable to it. */
 export interface UserKubeConfig {
@@ -63,22 +63,9 @@ export async function connectionFromUserKubeConfig(kc: UserKubeConfig, options: 
       `the KubeConfig has no usable current context ('${contextName}' ${context ? 'has no cluster server' : 'does not exist'}): load one (loadFromDefault(), loadFromFile()) or setCurrentContext() first`,
     );
   }
-  let server: URL;
-  try {
-    server = new URL(cluster.server);
-  } catch (cause) {
-    throw badSetting(
-      options,
-      'kubeConfig',
-      `cluster '${cluster.name}' of the KubeConfig has server '${cluster.server}', which is not a URL`,
-      cause,
-    );
-  }
-  const proxy = cluster.proxyUrl
-    ? parseProxyUrl(cluster.proxyUrl, server, (problem) =>
-        badSetting(options, 'kubeConfig', `cluster '${cluster.name}' of the KubeConfig has proxy-url ${problem}`),
-      )
-    : undefined;
+  const { server, proxy } = clusterAddress(cluster.server, cluster.proxyUrl, (problem, cause) =>
+    badSetting(options, 'kubeConfig', `cluster '${cluster.name}' of the KubeConfig ${problem}`, cause),
+  );
   let first: Awaited<ReturnType<typeof applied>>;
   try {
     first = await applied(kc);

@@ -195,15 +195,20 @@ describe('KubeClient over HTTPS', () => {
 });
 
 describe('a token file rotated under a running client', () => {
-  test('a 401 re-reads the file and sends the call once more with the new token; an unchanged token fails once', async () => {
-    const tokenPath = join(dir, 'token');
+  /** A client whose token file holds old-token for now. */
+  const rotatingClient = (tokenPath: string) => {
     writeFileSync(tokenPath, 'old-token\n');
-    const rotating = new KubeClient({
+    return new KubeClient({
       server: client.server,
       namespace: 'ns-1',
       source: 'test',
       credentials: bearerTokenFile(tokenPath, { tls: { ca: cert }, identity: 'tester' }),
     });
+  };
+
+  test('a 401 re-reads the file and sends the call once more with the new token; an unchanged token fails once', async () => {
+    const tokenPath = join(dir, 'token');
+    const rotating = rotatingClient(tokenPath);
     const accepted = 'Bearer new-token';
     handler = (req, res) => json(req.headers.authorization === accepted ? 200 : 401, { metadata: { name: 'x' } })(req, res);
     await rotating.get(leases, 'x').catch(() => undefined); // reads and caches old-token
@@ -224,13 +229,7 @@ describe('a token file rotated under a running client', () => {
 
   test('a watch refused with 401 is opened again with the rotated token', async () => {
     const tokenPath = join(dir, 'watch-token');
-    writeFileSync(tokenPath, 'old-token\n');
-    const rotating = new KubeClient({
-      server: client.server,
-      namespace: 'ns-1',
-      source: 'test',
-      credentials: bearerTokenFile(tokenPath, { tls: { ca: cert }, identity: 'tester' }),
-    });
+    const rotating = rotatingClient(tokenPath);
     handler = json(401, {});
     await rotating.get(leases, 'x').catch(() => undefined);
     writeFileSync(tokenPath, 'new-token\n');
