@@ -11,6 +11,7 @@ import {
   type Infer,
 } from '@muster/core';
 import { connect } from './client.js';
+import { kubeConfigOption } from './kube-config-option.js';
 import { EndpointSliceDiscovery } from './discovery.js';
 import { LeaseHeartbeatBackend } from './heartbeat.js';
 import { LeaseLockBackend } from './lock.js';
@@ -24,6 +25,7 @@ const optionsSchema = s.object({
       'kubeconfig file (relative to the config file); default: in-cluster config in a pod, else $KUBECONFIG or ~/.kube/config',
     ),
   ),
+  kubeConfig: s.optional(kubeConfigOption),
   context: s.optional(s.describe(s.string({ minLength: 1 }), 'kubeconfig context (default: its current-context)')),
   namespace: s.optional(
     s.describe(
@@ -53,6 +55,7 @@ export type KubernetesOptions = Infer<typeof optionsSchema>;
 function connectFor(options: KubernetesOptions, context: AdapterContext) {
   return connect({
     kubeconfig: options.kubeconfig,
+    kubeConfig: options.kubeConfig,
     context: options.context,
     namespace: options.namespace,
     inCluster: options.inCluster,
@@ -115,6 +118,7 @@ export default defineAdapter({
 });
 
 export { connect, KubeClient, KubernetesError, kubernetesError, resolveConnection, type ConnectionOptions } from './client.js';
+export type { UserKubeConfig } from './user-kube-config.js';
 export { EndpointSliceDiscovery, type EndpointSliceDiscoveryOptions } from './discovery.js';
 export { endpointsFromSlices, mergeCandidates, sliceCandidates, type EndpointSliceObject } from './endpoint-slices.js';
 export { ServiceEndpoints } from './service-endpoints.js';

@@ -54,7 +54,7 @@ describe('resolveConnection', () => {
     expect((await resolveConnection({ ...base, kubeconfig: twoContexts, context: 'b' })).namespace).toBe('default');
   });
 
-  test('clear errors: unknown context, missing file, no current context, plain http', async () => {
+  test('clear errors: unknown context, missing file, no current context, a server that is not http(s)', async () => {
     await expect(resolveConnection({ ...base, kubeconfig: twoContexts, context: 'nope' })).rejects.toThrow(
       /has no context 'nope' \(contexts: a, b\)/,
     );
@@ -63,11 +63,13 @@ describe('resolveConnection', () => {
     );
     const noCurrent = kubeconfig('nocurrent.yaml', 'contexts: []\n');
     await expect(resolveConnection({ ...base, kubeconfig: noCurrent })).rejects.toThrow(/no current-context; set the context option/);
-    const http = kubeconfig(
-      'http.yaml',
-      'current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\nclusters: [{name: c, cluster: {server: "http://localhost:8080"}}]\n',
+    const ftp = kubeconfig(
+      'ftp.yaml',
+      'current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\nclusters: [{name: c, cluster: {server: "ftp://localhost:8080"}}]\n',
     );
-    await expect(resolveConnection({ ...base, kubeconfig: http })).rejects.toThrow(/only https:\/\/ API servers are supported/);
+    await expect(resolveConnection({ ...base, kubeconfig: ftp })).rejects.toThrow(
+      /ftp\.yaml: cluster 'c' has server ftp:\/\/localhost:8080; write an https:\/\/ \(or http:\/\/\) URL/,
+    );
   });
 
   test('nothing configured: no silent localhost:8080, an error that says what was tried', async () => {

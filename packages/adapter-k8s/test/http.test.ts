@@ -1,7 +1,7 @@
 // KubeClient's HTTP layer against a scripted loopback HTTPS server: paths and query, auth header,
 // status mapping, watch streams (events, ERROR 410, a stream cut short), aborts and close().
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeServerCertificate } from '../../../scripts/testenv/certificates.mjs';
 import { endpointSlices, isGone, KubeClient, leases } from '../src/client.js';
+import { bearerTokenFile } from '../src/credentials.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'muster-k8s-http-'));
 // The CA that signed the server certificate: what the client trusts.
@@ -190,5 +191,56 @@ describe('KubeClient over HTTPS', () => {
     for await (const e of client.watch(endpointSlices, { resourceVersion: '1', timeoutSeconds: 5, signal: controller.signal }))
       events.push(e);
     expect(events).toEqual([]);
+  });
+});
+
+describe('a token file rotated under a running client', () => {
+  /** A client whose token file holds old-token for now. */
+  const rotatingClient = (tokenPath: string) => {
+    writeFileSync(tokenPath, 'old-token\n');
+    return new KubeClient({
+      server: client.server,
+      namespace: 'ns-1',
+      source: 'test',
+      credentials: bearerTokenFile(tokenPath, { tls: { ca: cert }, identity: 'tester' }),
+    });
+  };
+
+  test('a 401 re-reads the file and sends the call once more with the new token; an unchanged token fails once', async () => {
+    const tokenPath = join(dir, 'token');
+    const rotating = rotatingClient(tokenPath);
+    const accepted = 'Bearer new-token';
+    handler = (req, res) => json(req.headers.authorization === accepted ? 200 : 401, { metadata: { name: 'x' } })(req, res);
+    await rotating.get(leases, 'x').catch(() => undefined); // reads and caches old-token
+    writeFileSync(tokenPath, 'new-token\n'); // revoked old, issued new: within the minute the file is not looked at
+    const before = seen.length;
+    expect(await rotating.get(leases, 'x')).toMatchObject({ metadata: { name: 'x' } });
+    expect(seen.slice(before).map((r) => r.auth)).toEqual(['Bearer old-token', accepted]);
+    // Writes and watches take the same path.
+    await rotating.replace(leases, { metadata: { name: 'x', resourceVersion: '1' } });
+    expect(seen.at(-1)!.auth).toBe(accepted);
+    // The server refuses the current token too: one retry at most, then the 401 error.
+    handler = json(401, { kind: 'Status', code: 401, reason: 'Unauthorized' });
+    const refused = seen.length;
+    await expect(rotating.get(leases, 'x')).rejects.toThrow(/rejected the credentials \(401 Unauthorized\)/);
+    expect(seen.length - refused).toBe(1);
+    rotating.close();
+  });
+
+  test('a watch refused with 401 is opened again with the rotated token', async () => {
+    const tokenPath = join(dir, 'watch-token');
+    const rotating = rotatingClient(tokenPath);
+    handler = json(401, {});
+    await rotating.get(leases, 'x').catch(() => undefined);
+    writeFileSync(tokenPath, 'new-token\n');
+    handler = (req, res) => {
+      if (req.headers.authorization !== 'Bearer new-token') return json(401, {})(req, res);
+      res.writeHead(200);
+      res.end(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a' } } })}\n`);
+    };
+    const events: string[] = [];
+    for await (const e of rotating.watch(endpointSlices, { resourceVersion: '1', timeoutSeconds: 5 })) events.push(e.type);
+    expect(events).toEqual(['ADDED']);
+    rotating.close();
   });
 });

@@ -1,0 +1,76 @@
+// The core conformance suites (lock, heartbeat, discovery) against the testenv kube-apiserver,
+// for one way of connecting: the test files differ only in the connection options they pass.
+import { afterAll, beforeAll, describe, test } from '@jest/globals';
+import * as k8s from '@kubernetes/client-node';
+import { createMuster, type Muster } from '@muster/core';
+import { discoveryConformance, heartbeatConformance, lockConformance, type DiscoveryControl } from '@muster/core/testing';
+import { adminConfig, createNamespace, deleteNamespace, entry } from './k8s-testenv.js';
+
+export function kubernetesConformance(title: string, connection: () => Record<string, unknown>): void {
+  const runner = { describe: entry ? describe : describe.skip, test };
+  let namespace = 'default';
+  let musters: Muster[] = [];
+
+  beforeAll(async () => {
+    if (entry) namespace = await createNamespace('muster-conformance');
+  });
+  afterAll(async () => {
+    await Promise.allSettled(musters.map((m) => m.close()));
+    if (entry) await deleteNamespace(namespace);
+  });
+
+  async function port(name: 'discovery' | 'lock' | 'heartbeat') {
+    const muster = await createMuster({ [name]: { adapter: 'kubernetes', options: { ...connection(), namespace } } });
+    musters.push(muster);
+    return muster;
+  }
+
+  lockConformance(runner, {
+    name: `kubernetes Lease (${title})`,
+    ttl: 2000,
+    factory: async () => (await port('lock')).lock,
+  });
+
+  heartbeatConformance(runner, {
+    name: `kubernetes Lease per member (${title})`,
+    ttl: 1000,
+    propagation: 5000,
+    factory: async () => (await port('heartbeat')).heartbeat,
+  });
+
+  let serial = 0;
+  discoveryConformance(runner, {
+    name: `kubernetes EndpointSlices (${title})`,
+    propagation: 5000,
+    async service(): Promise<DiscoveryControl> {
+      const api = adminConfig().makeApiClient(k8s.DiscoveryV1Api);
+      const service = `svc-${++serial}-${Math.random().toString(36).slice(2, 7)}`;
+      const sliceName = (id: string) => `${service}-${id}`;
+      const slice = (e: { id: string; address: string; port: number; ready: boolean }): k8s.V1EndpointSlice => ({
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: sliceName(e.id), labels: { 'kubernetes.io/service-name': service } },
+        // The API refuses loopback IPs in IPv4 slices; the kit's 127.0.0.x addresses pass as FQDN ones.
+        addressType: e.address.startsWith('127.') ? 'FQDN' : 'IPv4',
+        endpoints: [{ addresses: [e.address], conditions: { ready: e.ready }, targetRef: { kind: 'Pod', name: e.id, namespace } }],
+        ports: [{ name: 'cql', port: e.port, protocol: 'TCP' }],
+      });
+      return {
+        service,
+        add: async (e) => void (await api.createNamespacedEndpointSlice({ namespace, body: slice(e) })),
+        setReady: async (id, ready) => {
+          const current = await api.readNamespacedEndpointSlice({ name: sliceName(id), namespace });
+          current.endpoints[0]!.conditions = { ...current.endpoints[0]!.conditions, ready };
+          await api.replaceNamespacedEndpointSlice({ name: sliceName(id), namespace, body: current });
+        },
+        remove: async (id) => void (await api.deleteNamespacedEndpointSlice({ name: sliceName(id), namespace })),
+        cleanup: async () => {
+          await Promise.all(musters.map((m) => m.close()));
+          musters = [];
+          await api.deleteCollectionNamespacedEndpointSlice({ namespace, labelSelector: `kubernetes.io/service-name=${service}` });
+        },
+      };
+    },
+    factory: async () => (await port('discovery')).discovery,
+  });
+}
