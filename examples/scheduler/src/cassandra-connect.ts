@@ -1,0 +1,75 @@
+import cassandra from 'cassandra-driver';
+import type { Infer } from '@muster/core';
+import type { cassandraTableSchema } from './config.js';
+import { createTaskTable } from './cassandra-schema.js';
+import { CassandraTaskStore, type TaskFence } from './cassandra-store.js';
+
+export type CassandraTableSettings = Infer<typeof cassandraTableSchema>;
+
+/** The fence package, loaded only when a config asks for the Cassandra store with a fence. */
+async function cassandraFence(
+  client: cassandra.Client,
+  settings: CassandraTableSettings,
+): Promise<TaskFence & { ensureSchema?(): Promise<unknown> }> {
+  // A variable specifier keeps the type-check independent of the package until it is merged.
+  const specifier = '@muster/fence-cassandra';
+  const { CassandraFence } = (await import(specifier)) as {
+    CassandraFence: new (
+      client: cassandra.Client,
+      options: { keyspace: string; table: string; partitionKey: string[] },
+    ) => TaskFence & {
+      ensureSchema?(): Promise<unknown>;
+    };
+  };
+  return new CassandraFence(client, { keyspace: settings.keyspace, table: settings.table, partitionKey: ['scheduler'] });
+}
+
+export interface CassandraConnection {
+  readonly client: cassandra.Client;
+  readonly store: CassandraTaskStore;
+  /** Creates the keyspace, the table and the fence's column: once, by one process (`muster-scheduler schema`). */
+  createSchema(options?: { replicationFactor?: number }): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A driver client and the task store on it for the scheduler `scheduler` (its master lock's name). */
+export async function connectCassandra(
+  settings: CassandraTableSettings,
+  scheduler: string,
+  options: { beforeLeaderWrite?: ((op: 'seal' | 'assign') => void) | undefined } = {},
+): Promise<CassandraConnection> {
+  // The driver dials every peer it learns from system.peers on one port, the configured one (a
+  // Muster proxy cluster listens on one port on several addresses): take it from the contact points.
+  const ports = new Set(settings.contactPoints.map((p) => /:(\d+)$/.exec(p)?.[1]).filter((p) => p !== undefined));
+  const port = ports.size === 1 ? Number([...ports][0]) : undefined;
+  const client = new cassandra.Client({
+    contactPoints: settings.contactPoints,
+    localDataCenter: settings.localDataCenter,
+    ...(port ? { protocolOptions: { port } } : {}),
+    ...(settings.username ? { credentials: { username: settings.username, password: settings.password ?? '' } } : {}),
+  });
+  await client.connect();
+  try {
+    const fence = settings.fence ? await cassandraFence(client, settings) : undefined;
+    const store = new CassandraTaskStore({
+      client,
+      keyspace: settings.keyspace,
+      table: settings.table,
+      scheduler,
+      fence,
+      beforeLeaderWrite: options.beforeLeaderWrite,
+    });
+    return {
+      client,
+      store,
+      async createSchema(schemaOptions) {
+        await createTaskTable(client, settings, schemaOptions);
+        await fence?.ensureSchema?.();
+      },
+      close: () => client.shutdown(),
+    };
+  } catch (error) {
+    await client.shutdown();
+    throw error;
+  }
+}
