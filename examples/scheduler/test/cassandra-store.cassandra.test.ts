@@ -2,6 +2,7 @@
 // are conditioned on the task row (Cassandra refuses a worker that no longer holds the attempt), and
 // a leader write with an older token is refused by Cassandra when fenced, accepted without the fence.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { StaleTokenError } from '@muster/core';
 import { testServer } from '../../../scripts/testenv/state.mjs';
 import { connectCassandra, type CassandraConnection } from '../src/cassandra-connect.js';
 import { violations } from './invariants.js';
@@ -62,6 +63,28 @@ const backend = testServer<CassandraEntry>('cassandra');
       ['w2', 2, 'done'],
     ]);
     expect(violations(state, new Map())).toEqual([]);
+  }, 60_000);
+
+  test('fenced: a leader write with an older token is refused by Cassandra with both tokens, and nothing of it lands', async () => {
+    const store = await connect(true);
+    await store.submit([{ id: 'a', durationMs: 10 }]);
+    await store.seal(5n, 'first');
+    await store.seal(5n, 'first'); // the same leader again
+    await store.seal(7n, 'new');
+    const refused = await store.assign(5n, 'old', [{ taskId: 'a', worker: 'w-old', fromAttempt: 0 }]).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(StaleTokenError);
+    expect(refused).toMatchObject({ token: 5n, highest: 7n });
+    // The refusal is the fence's (Cassandra's answer to the conditional batch), not a check of ours.
+    expect((refused as Error).cause).toMatchObject({ writerToken: 5n, storedToken: 7n });
+    const state = await store.state();
+    expect(state.tasks[0]).toMatchObject({ status: 'pending', attempt: 0 });
+    expect(state.fencedWrites.map((w) => [w.op, w.token])).toEqual([
+      ['seal', '5'],
+      ['seal', '5'],
+      ['seal', '7'],
+    ]);
+    // The task is simply not done here; of the fencing invariants, none is broken.
+    expect(violations(state, new Map()).filter((v) => v.includes('write'))).toEqual([]);
   }, 60_000);
 
   test('control, the fence removed: a leader write with an older token is accepted', async () => {

@@ -157,7 +157,7 @@ class Cluster {
       .filter((e) => ['elected', 'demoted', 'fenced', 'campaign-failed', 'leader-failed'].includes(e.event))
       .map(
         (e) =>
-          `${e.at} ${e.who} ${e.event}${e.token ? ` token ${e.token}` : ''}${(e as { reason?: string }).reason ? ` (${(e as { reason?: string }).reason})` : ''}`,
+          `${e.at} ${e.who} ${e.event}${e.token ? ` token ${e.token}` : ''}${(e as { reason?: string }).reason ? ` (${(e as { reason?: string }).reason})` : ''}${e.cause ? ` (${e.cause})` : ''}`,
       );
   }
 
