@@ -14,8 +14,11 @@ export interface CqlStatement {
 
 /** What the store needs from a fence: `@muster/fence-cassandra`'s CassandraFence has this shape. */
 export interface TaskFence {
-  /** Applies the statements only if no write with a larger token has reached the partition; rejects with StaleTokenError otherwise. */
-  write(lease: Pick<Lease, 'token'>, partitionKey: readonly unknown[], statements: readonly CqlStatement[]): Promise<unknown>;
+  /**
+   * Applies the statements only if no write with a larger token has reached the partition; rejects
+   * with a StaleTokenError (core's, or a subclass carrying the token Cassandra holds) otherwise.
+   */
+  write(lease: Pick<Lease, 'name' | 'token'>, partitionKey: readonly unknown[], statements: readonly CqlStatement[]): Promise<unknown>;
 }
 
 export interface CassandraTaskStoreOptions extends CassandraTableName {
@@ -47,18 +50,6 @@ function applied(result: cassandra.types.ResultSet): boolean {
   return result.rows[0]?.get('[applied]') === true;
 }
 
-/** The fence's StaleTokenError (or ours), whatever copy of which package threw it. */
-function staleFrom(error: unknown): StaleTokenError | undefined {
-  if (error instanceof StaleTokenError) return error;
-  const e = error as { writerToken?: unknown; storedToken?: unknown } | null;
-  if (e && typeof e === 'object' && e.writerToken !== undefined && e.storedToken !== undefined) {
-    const stale = new StaleTokenError(long(e.writerToken)!, long(e.storedToken)!);
-    // Keep what Cassandra answered: the error is the refusal of a conditional batch.
-    return Object.assign(stale, { cause: error });
-  }
-  return undefined;
-}
-
 /**
  * The task table in Cassandra (directly or through the Muster CQL proxy), one partition per
  * scheduler. Leader writes (seal, assign) go through the fence: a lightweight transaction on the
@@ -81,8 +72,8 @@ export class CassandraTaskStore implements TaskStore {
     try {
       return await run();
     } catch (error) {
-      const stale = staleFrom(error);
-      if (stale) throw stale;
+      // The fence's refusal (a subclass of core's StaleTokenError, with the token Cassandra holds) passes as it is.
+      if (error instanceof StaleTokenError) throw error;
       throw new BackendError(
         'cassandra',
         `${what} on ${this.#table} (scheduler ${this.#o.scheduler}) failed: ${(error as Error).message}`,
@@ -167,7 +158,7 @@ export class CassandraTaskStore implements TaskStore {
     await this.#call(op, options, async () => {
       const { fence } = this.#o;
       this.#o.beforeLeaderWrite?.(op);
-      if (fence) await fence.write(options?.lease ?? { token }, [this.#o.scheduler], all);
+      if (fence) await fence.write(options?.lease ?? { name: this.#o.scheduler, token }, [this.#o.scheduler], all);
       else
         await this.#o.client.batch(all as { query: string; params: unknown[] }[], {
           prepare: true,

@@ -118,10 +118,15 @@ export class Master implements AsyncDisposable {
         await sleep(this.#options.assignInterval, signal).catch(() => undefined);
       }
     } catch (error) {
-      if (error instanceof StaleTokenError)
-        // The cause, when set, is the store's own refusal (the Cassandra fence's answer).
-        this.#log('fenced', { token: error.token, highest: error.highest, cause: (error.cause as Error | undefined)?.message });
-      else if (!signal.aborted) this.#log('leader-failed', { error: (error as Error).message });
+      if (error instanceof StaleTokenError) {
+        // A store that refuses by itself (the Cassandra fence) says which token it holds.
+        const { storedToken } = error as StaleTokenError & { storedToken?: bigint };
+        this.#log('fenced', {
+          token: error.token,
+          highest: error.highest,
+          ...(storedToken === undefined ? {} : { storedToken, error: error.message }),
+        });
+      } else if (!signal.aborted) this.#log('leader-failed', { error: (error as Error).message });
       // Give the lease up (a no-op if it is already gone): the elector demotes us and campaigns again.
       await lease.release().catch(() => undefined);
     } finally {

@@ -75,7 +75,7 @@ const backend = testServer<CassandraEntry>('cassandra');
     expect(refused).toBeInstanceOf(StaleTokenError);
     expect(refused).toMatchObject({ token: 5n, highest: 7n });
     // The refusal is the fence's (Cassandra's answer to the conditional batch), not a check of ours.
-    expect((refused as Error).cause).toMatchObject({ writerToken: 5n, storedToken: 7n });
+    expect(refused).toMatchObject({ writerToken: 5n, storedToken: 7n });
     const state = await store.state();
     expect(state.tasks[0]).toMatchObject({ status: 'pending', attempt: 0 });
     expect(state.fencedWrites.map((w) => [w.op, w.token])).toEqual([

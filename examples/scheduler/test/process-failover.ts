@@ -20,7 +20,8 @@ interface Event {
   readonly who: string;
   readonly event: string;
   readonly token?: string;
-  readonly cause?: string;
+  readonly storedToken?: string;
+  readonly error?: string;
 }
 
 export interface ProcessFailoverOptions {
@@ -69,7 +70,7 @@ export interface ProcessFailoverResult {
   readonly pausedStepDown: string;
   readonly reassigned: number;
   readonly refused: number;
-  /** Leader writes the paused master tried after it was resumed and the table refused ('fenced' with a cause from the store). */
+  /** Leader writes the paused master tried after it was resumed and the store itself refused ('fenced' with the token the store holds). */
   readonly refusedAfterPause: number;
   readonly violations: readonly string[];
 }
@@ -157,7 +158,7 @@ class Cluster {
       .filter((e) => ['elected', 'demoted', 'fenced', 'campaign-failed', 'leader-failed'].includes(e.event))
       .map(
         (e) =>
-          `${e.at} ${e.who} ${e.event}${e.token ? ` token ${e.token}` : ''}${(e as { reason?: string }).reason ? ` (${(e as { reason?: string }).reason})` : ''}${e.cause ? ` (${e.cause})` : ''}`,
+          `${e.at} ${e.who} ${e.event}${e.token ? ` token ${e.token}` : ''}${(e as { reason?: string }).reason ? ` (${(e as { reason?: string }).reason})` : ''}${e.error ? ` (${e.error})` : ''}`,
       );
   }
 
@@ -275,7 +276,8 @@ ${underTest.section}
       cluster,
     );
     const resumedAt = await cluster.kill(second.who, 'SIGCONT');
-    const refusals = () => cluster.events.filter((e) => e.who === second.who && e.at >= resumedAt && e.event === 'fenced' && e.cause);
+    const refusals = () =>
+      cluster.events.filter((e) => e.who === second.who && e.at >= resumedAt && e.event === 'fenced' && e.storedToken !== undefined);
     if (options.pause === 'before-write')
       await until(
         "the resumed leader's write to be refused (or, without a fence, accepted)",
