@@ -1,28 +1,11 @@
 import cassandra from 'cassandra-driver';
 import type { Infer } from '@muster/core';
+import { CassandraFence } from '@muster/fence-cassandra';
 import type { cassandraTableSchema } from './config.js';
 import { createTaskTable } from './cassandra-schema.js';
-import { CassandraTaskStore, type TaskFence } from './cassandra-store.js';
+import { CassandraTaskStore } from './cassandra-store.js';
 
 export type CassandraTableSettings = Infer<typeof cassandraTableSchema>;
-
-/** The fence package, loaded only when a config asks for the Cassandra store with a fence. */
-async function cassandraFence(
-  client: cassandra.Client,
-  settings: CassandraTableSettings,
-): Promise<TaskFence & { ensureSchema?(): Promise<unknown> }> {
-  // A variable specifier keeps the type-check independent of the package until it is merged.
-  const specifier = '@muster/fence-cassandra';
-  const { CassandraFence } = (await import(specifier)) as {
-    CassandraFence: new (
-      client: cassandra.Client,
-      options: { keyspace: string; table: string; partitionKey: string[] },
-    ) => TaskFence & {
-      ensureSchema?(): Promise<unknown>;
-    };
-  };
-  return new CassandraFence(client, { keyspace: settings.keyspace, table: settings.table, partitionKey: ['scheduler'] });
-}
 
 export interface CassandraConnection {
   readonly client: cassandra.Client;
@@ -50,7 +33,10 @@ export async function connectCassandra(
   });
   await client.connect();
   try {
-    const fence = settings.fence ? await cassandraFence(client, settings) : undefined;
+    // The fence is a static column of the scheduler's partition: every leader write is ordered by it.
+    const fence = settings.fence
+      ? new CassandraFence(client, { keyspace: settings.keyspace, table: settings.table, partitionKey: ['scheduler'] })
+      : undefined;
     const store = new CassandraTaskStore({
       client,
       keyspace: settings.keyspace,
