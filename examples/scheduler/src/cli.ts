@@ -110,8 +110,6 @@ async function openStore(
   id: string,
   log: SchedulerLog,
 ): Promise<{ store: TaskStore; close(): Promise<void> }> {
-  if (settings.cassandra && settings.table)
-    throw muster.config.error(['scheduler', 'cassandra'], 'and scheduler.table both name a task table: keep one');
   if (settings.cassandra) {
     const pauseDir = process.env.SCHEDULER_TEST_PAUSE_DIR;
     const connection = await connectCassandra(settings.cassandra, settings.lockName, {

@@ -42,5 +42,8 @@ export type SchedulerSettings = Infer<typeof schedulerSchema>;
 
 /** Validates the `scheduler:` section; errors name file:line:col like Muster's own. */
 export function schedulerSettings(muster: Muster): SchedulerSettings {
-  return muster.config.parse(['scheduler'], schedulerSchema);
+  const settings = muster.config.parse(['scheduler'], schedulerSchema);
+  if (settings.cassandra && settings.table)
+    throw muster.config.error(['scheduler', 'cassandra'], 'names a task table, and so does scheduler.table: keep one of them');
+  return settings;
 }
