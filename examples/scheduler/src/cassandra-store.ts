@@ -36,8 +36,10 @@ export interface CassandraTaskStoreOptions extends CassandraTableName {
   readonly beforeLeaderWrite?: ((op: 'seal' | 'assign') => void) | undefined;
 }
 
-const read = { prepare: true, consistency: consistencies.localQuorum };
-const conditional = { prepare: true, consistency: consistencies.localQuorum, serialConsistency: consistencies.localSerial };
+// The fence's own defaults (QUORUM, SERIAL): worker writes must be ordered by the same Paxos as the
+// leader's, and LOCAL_SERIAL would order only writers within one data centre.
+const read = { prepare: true, consistency: consistencies.quorum };
+const conditional = { prepare: true, consistency: consistencies.quorum, serialConsistency: consistencies.serial };
 
 type Row = cassandra.types.Row;
 
@@ -162,7 +164,7 @@ export class CassandraTaskStore implements TaskStore {
       else
         await this.#o.client.batch(all as { query: string; params: unknown[] }[], {
           prepare: true,
-          consistency: consistencies.localQuorum,
+          consistency: consistencies.quorum,
         });
     });
   }

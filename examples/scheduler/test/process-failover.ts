@@ -174,12 +174,33 @@ async function until<T>(
   cluster: Cluster,
 ): Promise<T> {
   const deadline = Date.now() + timeout;
+  let failure: unknown;
   for (;;) {
-    const value = await probe();
+    // A read of the table can fail while the machine is overloaded (a proxy dropped a connection
+    // and the driver reconnects): only the deadline ends the wait, and it names the last failure.
+    const value = await Promise.resolve()
+      .then(probe)
+      .catch((error: unknown) => ((failure = error), undefined));
     if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${cluster.describe()}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}${failure ? ` (last probe failed: ${(failure as Error).message})` : ''}\n${cluster.describe()}`,
+      );
     await sleep(50);
   }
+}
+
+/** Submits, retrying a failed attempt (submit is idempotent: a task already there stays as it is). */
+async function submit(table: TaskStore, tasks: { id: string; durationMs: number }[], cluster: Cluster): Promise<void> {
+  await until(
+    `${tasks.length} tasks submitted`,
+    async () => {
+      await table.submit(tasks);
+      return true;
+    },
+    30_000,
+    cluster,
+  );
 }
 
 export async function processFailover(options: ProcessFailoverOptions): Promise<ProcessFailoverResult> {
@@ -209,8 +230,10 @@ ${underTest.section}
   );
   const cluster = new Cluster();
   try {
-    await table.submit(
+    await submit(
+      table,
       Array.from({ length: 24 }, (_, i) => ({ id: `t${String(i).padStart(2, '0')}`, durationMs: 300 + ((i * 53) % 500) })),
+      cluster,
     );
     for (let i = 0; i < 3; i++) cluster.spawn('worker', `worker-${i}-${options.suffix}`, config, env);
     for (let i = 0; i < 3; i++) cluster.spawn('master', `master-${i}-${options.suffix}`, config, env);
@@ -247,15 +270,30 @@ ${underTest.section}
         10_000,
         cluster,
       );
-      await expect(table.assign(BigInt(first.token!), first.who, [])).rejects.toBeInstanceOf(StaleTokenError);
+      const answer = await until(
+        "the table's answer to the killed leader's write",
+        () =>
+          table.assign(BigInt(first.token!), first.who, []).then(
+            () => 'accepted',
+            (error: unknown) => {
+              if (error instanceof StaleTokenError) return error;
+              throw error; // a failed call (not an answer): asked again
+            },
+          ),
+        30_000,
+        cluster,
+      );
+      expect(answer).toBeInstanceOf(StaleTokenError);
     }
 
     // A pause, not a crash: the new leader is stopped past its lease, a third master takes over,
     // then it is resumed. It still holds its old lease object and may write before its renewal
     // fails; the table refuses it, and it must step down either way. Paused right before a write
     // (after its own checks), it surely writes once with the old token.
-    await table.submit(
+    await submit(
+      table,
       Array.from({ length: 12 }, (_, i) => ({ id: `p${String(i).padStart(2, '0')}`, durationMs: 300 + ((i * 71) % 400) })),
+      cluster,
     );
     let pausedAt: number;
     if (options.pause === 'before-write') {
@@ -295,7 +333,7 @@ ${underTest.section}
     // The control run only shows the stale write; it need not wait for the work to finish.
     if (!options.expectViolations)
       await until('every task done', async () => (await table.tasks()).every((t) => t.status === 'done'), 90_000, cluster);
-    const state = await table.state();
+    const state = await until('the final table', () => table.state(), 30_000, cluster);
     const found = violations(state, crashedAt);
     if (!options.expectViolations) expect(found).toEqual([]);
     return {

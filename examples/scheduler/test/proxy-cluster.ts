@@ -28,7 +28,22 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Starts the proxies; on this shared, overloaded machine a start can fail on a dropped backend
+ * connection, so it is tried up to three times (each failure printed).
+ */
 export async function startProxyCluster(backend: CassandraEntry, count: number): Promise<ProxyCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(backend, count);
+    } catch (error) {
+      if (attempt === 3) throw error;
+      console.warn(`starting ${count} CQL proxies failed (attempt ${attempt} of 3): ${(error as Error).message}`);
+    }
+  }
+}
+
+async function startOnce(backend: CassandraEntry, count: number): Promise<ProxyCluster> {
   const port = await freePort();
   const members = Array.from({ length: count }, (_, i) => ({ id: `proxy-${i}`, address: `127.0.0.${i + 1}`, port }));
   const proxies: ProxyHandle[] = [];
