@@ -163,7 +163,11 @@ class Cluster {
   }
 
   describe(): string {
-    return [...this.stderr].map(([id, text]) => `--- ${id} stderr ---\n${text.slice(-2000)}`).join('\n');
+    const last = [...this.procs.keys()].map((id) => {
+      const mine = this.events.filter((e) => e.who === id).slice(-3);
+      return `--- ${id}: ${mine.map((e) => `${e.at} ${e.event}`).join(', ') || 'no events'}`;
+    });
+    return [...last, ...[...this.stderr].map(([id, text]) => `--- ${id} stderr ---\n${text.slice(-2000)}`)].join('\n');
   }
 }
 
@@ -238,7 +242,8 @@ ${underTest.section}
     for (let i = 0; i < 3; i++) cluster.spawn('worker', `worker-${i}-${options.suffix}`, config, env);
     for (let i = 0; i < 3; i++) cluster.spawn('master', `master-${i}-${options.suffix}`, config, env);
 
-    await until('a leader', () => cluster.events.find((e) => e.event === 'elected'), 30_000, cluster);
+    // Six processes start at once on a loaded 2-core machine: give them time.
+    await until('a leader', () => cluster.events.find((e) => e.event === 'elected'), 60_000, cluster);
     const running = await until(
       'a worker running a task',
       async () => (await table.tasks()).find((t) => t.status === 'running' && (t.worker ?? '').startsWith('worker-')),
