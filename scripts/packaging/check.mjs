@@ -11,7 +11,7 @@ import cassandra from 'cassandra-driver';
 import { freePort, repoRoot } from '../testenv/lib.mjs';
 import { testServer } from '../testenv/state.mjs';
 
-const packages = ['core', 'adapter-static', 'adapter-k8s', 'adapter-consul', 'cql-proxy'];
+const packages = ['core', 'adapter-static', 'adapter-k8s', 'adapter-consul', 'cql-proxy', 'fence-cassandra'];
 const started = Date.now();
 const step = (what) => console.log(`[packages +${((Date.now() - started) / 1000).toFixed(1)}s] ${what}`);
 const bin = (name) => join(repoRoot, 'node_modules', '.bin', name);

@@ -3,19 +3,23 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { createMuster, type Muster } from '@muster/core';
-import { schedulerSettings } from './config.js';
+import { connectCassandra } from './cassandra-connect.js';
+import { schedulerSettings, type SchedulerSettings } from './config.js';
 import { HttpTaskStore } from './http-store.js';
 import { LocalTaskStore } from './local-store.js';
-import { jsonLines } from './log.js';
+import { jsonLines, type SchedulerLog } from './log.js';
 import { Master } from './master.js';
+import { pauseBeforeLeaderWrite } from './pause-hook.js';
+import type { TaskStore } from './task.js';
 import { TableServer } from './table-server.js';
 import { Worker } from './worker.js';
 
 const usage = `usage:
   muster-scheduler table  [--file tasks.json] [--port 0]        the task table's single writer (loopback HTTP)
+  muster-scheduler schema --config muster.yaml                  creates the Cassandra task table (scheduler.cassandra), once
   muster-scheduler master --config muster.yaml [--id master-0]
   muster-scheduler worker --config muster.yaml [--id worker-0]
-The YAML holds the ports (discovery, lock, heartbeat) and a scheduler: section (table: http://…, ttls, intervals).`;
+The YAML holds the ports (discovery, lock, heartbeat) and a scheduler: section (table: http://… or cassandra: {…}, ttls, intervals).`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -66,47 +70,101 @@ async function main(): Promise<void> {
         );
       }
       const settings = schedulerSettings(muster);
-      if (!settings.table)
-        throw muster.config.error(['scheduler', 'table'], 'is required for a separate process: the URL of `muster-scheduler table`');
-      const store = new HttpTaskStore(settings.table);
       const log = jsonLines(id);
-      if (role === 'master') {
-        const master = new Master({
-          id,
-          lock: muster.lock,
-          heartbeat: muster.heartbeat,
-          store,
-          lockName: settings.lockName,
-          workerGroup: settings.workerGroup,
-          leaseTtl: settings.leaseTtl,
-          assignInterval: settings.assignInterval,
-          log,
-        });
-        master.start();
-        log('master-started', { adapters: muster.adapters });
-        return master;
-      }
-      const worker = new Worker({
-        id,
-        version: settings.version,
-        store,
-        heartbeat: muster.heartbeat,
-        discovery: muster.has('discovery') ? muster.discovery : undefined,
-        service: settings.service,
-        group: settings.workerGroup,
-        heartbeatTtl: settings.heartbeatTtl,
-        beatInterval: settings.beatInterval,
-        pollInterval: settings.pollInterval,
-        capacity: settings.capacity,
-        log,
-      });
-      await worker.start();
-      return worker;
+      const { store, close } = await openStore(muster, settings, id, log);
+      const part = await startPart(muster, settings, store, id, log);
+      return {
+        close: async () => {
+          await part.close();
+          await close();
+        },
+      };
     });
+  } else if (role === 'schema') {
+    if (!values.config) throw new Error(`--config is required\n${usage}`);
+    const muster = await createMuster(values.config);
+    try {
+      const settings = schedulerSettings(muster);
+      if (!settings.cassandra)
+        throw muster.config.error(['scheduler'], 'has no cassandra: section; `schema` creates the Cassandra task table');
+      const connection = await connectCassandra(settings.cassandra, settings.lockName);
+      try {
+        await connection.createSchema();
+      } finally {
+        await connection.close();
+      }
+      jsonLines('schema')('schema-created', { keyspace: settings.cassandra.keyspace, table: settings.cassandra.table });
+    } finally {
+      await muster.close();
+    }
   } else {
     console.error(usage);
     process.exitCode = 2;
   }
+}
+
+/** The task table the config names: the table server over HTTP, or Cassandra. */
+async function openStore(
+  muster: Muster,
+  settings: SchedulerSettings,
+  id: string,
+  log: SchedulerLog,
+): Promise<{ store: TaskStore; close(): Promise<void> }> {
+  if (settings.cassandra) {
+    const pauseDir = process.env.SCHEDULER_TEST_PAUSE_DIR;
+    const connection = await connectCassandra(settings.cassandra, settings.lockName, {
+      beforeLeaderWrite: pauseDir ? pauseBeforeLeaderWrite(pauseDir, id, log) : undefined,
+    });
+    log('store', { cassandra: settings.cassandra.contactPoints, fence: settings.cassandra.fence });
+    return connection;
+  }
+  if (!settings.table)
+    throw muster.config.error(
+      ['scheduler', 'table'],
+      'is required for a separate process: the URL of `muster-scheduler table` (or a cassandra: section)',
+    );
+  return { store: new HttpTaskStore(settings.table), close: async () => undefined };
+}
+
+async function startPart(
+  muster: Muster,
+  settings: SchedulerSettings,
+  store: TaskStore,
+  id: string,
+  log: SchedulerLog,
+): Promise<{ close(): Promise<void> }> {
+  if (role === 'master') {
+    const master = new Master({
+      id,
+      lock: muster.lock,
+      heartbeat: muster.heartbeat,
+      store,
+      lockName: settings.lockName,
+      workerGroup: settings.workerGroup,
+      leaseTtl: settings.leaseTtl,
+      assignInterval: settings.assignInterval,
+      log,
+    });
+    master.start();
+    log('master-started', { adapters: muster.adapters });
+    return master;
+  }
+  const worker = new Worker({
+    id,
+    version: settings.version,
+    store,
+    heartbeat: muster.heartbeat,
+    discovery: muster.has('discovery') ? muster.discovery : undefined,
+    service: settings.service,
+    group: settings.workerGroup,
+    heartbeatTtl: settings.heartbeatTtl,
+    beatInterval: settings.beatInterval,
+    pollInterval: settings.pollInterval,
+    capacity: settings.capacity,
+    log,
+  });
+  await worker.start();
+  return worker;
 }
 
 main().catch((error: unknown) => {

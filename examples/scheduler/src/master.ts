@@ -111,15 +111,22 @@ export class Master implements AsyncDisposable {
         // Every round starts with a fenced write (the table records the leader's last tick). The
         // first one seals the table against older leaders; for a leader that lost its lease without
         // noticing, it is the write that gets refused.
-        if (await this.#tick(lease.token, signal)) {
+        if (await this.#tick(lease, signal)) {
           // Assign only from a heartbeat view: before the first snapshot everyone would look dead.
-          if (seen) await this.#round(lease.token, [...workers.values()], signal);
+          if (seen) await this.#round(lease, [...workers.values()], signal);
         }
         await sleep(this.#options.assignInterval, signal).catch(() => undefined);
       }
     } catch (error) {
-      if (error instanceof StaleTokenError) this.#log('fenced', { token: error.token, highest: error.highest });
-      else if (!signal.aborted) this.#log('leader-failed', { error: (error as Error).message });
+      if (error instanceof StaleTokenError) {
+        // A store that refuses by itself (the Cassandra fence) says which token it holds.
+        const { storedToken } = error as StaleTokenError & { storedToken?: bigint };
+        this.#log('fenced', {
+          token: error.token,
+          highest: error.highest,
+          ...(storedToken === undefined ? {} : { storedToken, error: error.message }),
+        });
+      } else if (!signal.aborted) this.#log('leader-failed', { error: (error as Error).message });
       // Give the lease up (a no-op if it is already gone): the elector demotes us and campaigns again.
       await lease.release().catch(() => undefined);
     } finally {
@@ -130,9 +137,9 @@ export class Master implements AsyncDisposable {
   }
 
   /** False when the table could not be reached this round; throws StaleTokenError when fenced out. */
-  async #tick(token: bigint, signal: AbortSignal): Promise<boolean> {
+  async #tick(lease: Lease, signal: AbortSignal): Promise<boolean> {
     try {
-      await this.#options.store.seal(token, this.id, { signal });
+      await this.#options.store.seal(lease.token, this.id, { signal, lease });
       return true;
     } catch (error) {
       if (error instanceof StaleTokenError) throw error;
@@ -141,8 +148,9 @@ export class Master implements AsyncDisposable {
     }
   }
 
-  async #round(token: bigint, members: MemberHeartbeat[], signal: AbortSignal): Promise<void> {
+  async #round(lease: Lease, members: MemberHeartbeat[], signal: AbortSignal): Promise<void> {
     const { store } = this.#options;
+    const { token } = lease;
     let tasks: Task[];
     try {
       tasks = await store.tasks({ signal });
@@ -154,7 +162,7 @@ export class Master implements AsyncDisposable {
     if (plan.length === 0 || signal.aborted) return;
     const before = new Map(tasks.map((t) => [t.id, t.worker]));
     try {
-      const outcome = await store.assign(token, this.id, plan, { signal });
+      const outcome = await store.assign(token, this.id, plan, { signal, lease });
       for (const a of plan.filter((p) => outcome.applied.includes(p.taskId))) {
         const from = before.get(a.taskId);
         this.#log(from === undefined ? 'assigned' : 'reassigned', { task: a.taskId, worker: a.worker, from, token });

@@ -1,4 +1,4 @@
-import type { WaitOptions } from '@muster/core';
+import type { Lease, WaitOptions } from '@muster/core';
 
 /** pending → assigned (leader) → running (worker) → done (worker); a stale worker's task goes back to assigned. */
 export type TaskStatus = 'pending' | 'assigned' | 'running' | 'done';
@@ -54,17 +54,22 @@ export interface AssignOutcome {
   readonly conflicts: readonly string[];
 }
 
+/** A leader write's options: the lease itself, for stores whose fence takes it (the Cassandra one). */
+export interface LeaderWriteOptions extends WaitOptions {
+  readonly lease?: Lease;
+}
+
 /**
  * The shared task table as masters and workers see it: in-process (`LocalTaskStore`) or over
- * loopback HTTP (`HttpTaskStore`). Leader writes carry the fencing token and throw
+ * loopback HTTP (`HttpTaskStore`) or in Cassandra (`CassandraTaskStore`). Leader writes carry the fencing token and throw
  * StaleTokenError when a newer leader has written; worker writes name the attempt they run.
  */
 export interface TaskStore {
   tasks(options?: WaitOptions): Promise<Task[]>;
   submit(tasks: readonly { id: string; durationMs: number }[], options?: WaitOptions): Promise<void>;
   /** A new leader's first write: raises the table's token so older leaders are refused from now on. */
-  seal(token: bigint, leader: string, options?: WaitOptions): Promise<void>;
-  assign(token: bigint, leader: string, assignments: readonly Assignment[], options?: WaitOptions): Promise<AssignOutcome>;
+  seal(token: bigint, leader: string, options?: LeaderWriteOptions): Promise<void>;
+  assign(token: bigint, leader: string, assignments: readonly Assignment[], options?: LeaderWriteOptions): Promise<AssignOutcome>;
   /** True when this worker may run the attempt (it is still assigned to it). */
   start(taskId: string, attempt: number, worker: string, options?: WaitOptions): Promise<boolean>;
   /** True when the result counted; false when the task was reassigned meanwhile. */
