@@ -1,4 +1,5 @@
-import { s, type Infer, type Muster } from '@muster/core';
+import type { Muster } from '@muster/core';
+import { s, type Infer } from '@muster/core/adapter';
 
 /** The `scheduler:` section an application adds beside the ports in its muster YAML. */
 export const schedulerSchema = s.object({

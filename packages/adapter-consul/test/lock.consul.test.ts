@@ -2,7 +2,8 @@
 // key and survives a deleted and recreated lock key (LockIndex does not), lock-delay's effect on
 // failover, and onLost when an operator destroys the session or deletes the key.
 import { describe, expect, test } from '@jest/globals';
-import { InvalidArgumentError, simulateCrash } from '@muster/core';
+import { InvalidArgumentError } from '@muster/core';
+import { simulateCrash } from '@muster/core/testing';
 import { uniqueName } from '@muster/core/testing';
 import { entry, portOpener } from './consul-testenv.js';
 

@@ -15,7 +15,8 @@ import type { IncomingMessage } from 'node:http';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { BackendError, InvalidArgumentError, MusterError, abortErrorFrom } from '@muster/core';
+import { BackendError, InvalidArgumentError, MusterError } from '@muster/core';
+import { abortErrorFrom } from '@muster/core/adapter';
 
 /** Where in-cluster credentials live in every pod that mounts a service-account token. */
 export const serviceAccountDir = '/var/run/secrets/kubernetes.io/serviceaccount';
