@@ -3,5 +3,5 @@
  * dependency: this entry imports the application's copy (ESM, one instance), and nothing of
  * inversify loads for an application that never imports this entry.
  */
-export { musterModule } from './muster-module.js';
+export { loadMuster, musterModule } from './muster-module.js';
 export { DiscoveryId, LockId, HeartbeatStoreId, MusterId } from './identifiers.js';

@@ -1,4 +1,4 @@
-import { ContainerModule } from 'inversify';
+import { ContainerModule, type Container } from 'inversify';
 import type { ConfigSource, MusterConfig } from '../runtime/config.js';
 import { contributionsOf } from '../runtime/contributions.js';
 import { createMuster, Muster, type CreateOptions } from '../runtime/muster.js';
@@ -9,7 +9,8 @@ import { DiscoveryId, HeartbeatStoreId, LockId, MusterId } from './identifiers.j
  * (`await container.load(musterModule('./muster.yaml'))`) creates Muster from the config (or takes
  * a Muster already created) and binds the configured ports under DiscoveryId, LockId and
  * HeartbeatStoreId, the Muster under MusterId, and whatever the adapters contribute (their
- * `bindings` hook). Unloading it closes Muster, its ports newest first.
+ * `bindings` hook). Unloading it closes Muster, its ports newest first, once anything resolved
+ * MusterId: inversify deactivates only what it activated. `loadMuster` loads and activates it.
  *
  * inversify deactivates in binding order, not in dependency order, so `unbindAll()` may close the
  * ports while your services still use them. Unload your own modules first, then this one: the
@@ -34,4 +35,20 @@ export function musterModule(input: string | URL | MusterConfig | ConfigSource |
       throw error;
     }
   });
+}
+
+/**
+ * Loads Muster into the application's container (`musterModule`) and activates it, so that
+ * unloading the returned module (or `unbindAll`) closes Muster even if nothing ever resolved a
+ * port. Unload it after your own modules.
+ */
+export async function loadMuster(
+  container: Container,
+  input: string | URL | MusterConfig | ConfigSource | Muster,
+  options: CreateOptions = {},
+): Promise<ContainerModule> {
+  const module = musterModule(input, options);
+  await container.load(module);
+  container.get(MusterId);
+  return module;
 }
