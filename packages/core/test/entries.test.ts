@@ -36,7 +36,7 @@ describe('@muster/core entries', () => {
   it('testing holds the suites and the crash hook; inversify the module and identifiers', () => {
     expect(names(testing)).toContain('simulateCrash');
     expect(names(testing)).toContain('lockConformance');
-    expect(names(inversify)).toEqual(['DiscoveryId', 'HeartbeatStoreId', 'LockId', 'MusterId', 'musterModule']);
+    expect(names(inversify)).toEqual(['DiscoveryId', 'HeartbeatStoreId', 'LockId', 'MusterId', 'loadMuster', 'musterModule']);
   });
 
   it('no runtime internal is exported from any entry', () => {

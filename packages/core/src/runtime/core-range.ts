@@ -1,22 +1,14 @@
-import { readFileSync } from 'node:fs';
 import { AdapterInvalidError, AdapterVersionError } from '../errors.js';
 import type { DefinedAdapter } from './adapter.js';
+import { musterCoreVersion } from '../version.js';
 import { parseRange, parseVersion } from './semver-range.js';
-
-let coreVersion: string | undefined;
-
-/** This package's own version, read once from its package.json (beside dist/ and src/ alike). */
-export function musterCoreVersion(): string {
-  coreVersion ??= (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  return coreVersion;
-}
 
 /**
  * Refuses an adapter built for another core (fastify's plugin version check): an adapter compiled
  * against an older API would otherwise fail later, somewhere inside a factory, with a less clear
  * error. Adapters that declare no range are not checked.
  */
-export function checkCoreRange(specifier: string, adapter: DefinedAdapter, version = musterCoreVersion()): void {
+export function checkCoreRange(specifier: string, adapter: DefinedAdapter, version = musterCoreVersion): void {
   if (adapter.core === undefined) return;
   const inRange = typeof adapter.core === 'string' ? parseRange(adapter.core) : undefined;
   if (!inRange) {
