@@ -5,6 +5,7 @@ import { Container, ContainerModule, type ServiceIdentifier } from 'inversify';
 import { createMuster, MusterError, type Discovery, type HeartbeatStore, type Lock, type MusterConfig, type PortName } from '@muster/core';
 import { defineAdapter, type DefinedAdapter } from '@muster/core/adapter';
 import { DiscoveryId, HeartbeatStoreId, loadMuster, LockId, musterModule, MusterId } from '@muster/core/inversify';
+// eslint-disable-next-line no-restricted-imports -- not an adapter: the test wraps static's ports to record when each closes
 import staticAdapter from '@muster/adapter-static';
 import { Compaction, Presence, Roster, startApp, type App } from '../src/index.js';
 
