@@ -14,6 +14,8 @@ const base = {
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: {
     '^@muster/core$': '<rootDir>/../../packages/core/src/index.ts',
+    '^@muster/core/adapter$': '<rootDir>/../../packages/core/src/adapter.ts',
+    '^@muster/core/inversify$': '<rootDir>/../../packages/core/src/inversify/index.ts',
     '^@muster/core/testing$': '<rootDir>/../../packages/core/src/testing/index.ts',
     '^@muster/adapter-static$': '<rootDir>/../../packages/adapter-static/src/index.ts',
     '^@muster/adapter-k8s$': '<rootDir>/../../packages/adapter-k8s/src/index.ts',
@@ -23,6 +25,7 @@ const base = {
     '^@muster/fence-cassandra$': '<rootDir>/../../packages/fence-cassandra/src/index.ts',
     '^@muster-examples/adapter-memory$': '<rootDir>/../../examples/adapter-memory/src/index.ts',
     '^@muster-examples/scheduler$': '<rootDir>/../../examples/scheduler/src/index.ts',
+    '^@muster-examples/di-app$': '<rootDir>/../../examples/di-app/src/index.ts',
     '^@muster-examples/serverless$': '<rootDir>/../../examples/serverless/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
@@ -55,5 +58,6 @@ export default {
     project('examples/scheduler', 'example-scheduler'),
     project('examples/serverless', 'example-serverless'),
     project('bench', 'bench'),
+    project('examples/di-app', 'example-di-app'),
   ],
 };

@@ -51,7 +51,9 @@ console.log(`created ${SLICES} slices × ${PER_SLICE} endpoints in ${((performan
 
 try {
   const { createMuster } = await import('@muster/core');
-  const { sliceCandidates, ServiceEndpoints } = await import('@muster/adapter-k8s');
+  // The adapter's internals (not its package API), from its build.
+  const { sliceCandidates } = await import('../../packages/adapter-k8s/dist/endpoint-slices.js');
+  const { ServiceEndpoints } = await import('../../packages/adapter-k8s/dist/service-endpoints.js');
   gc();
   const before = process.memoryUsage();
   const muster = await createMuster({ discovery: { adapter: 'kubernetes', options: { kubeconfig: entry.kubeconfig, namespace } } });

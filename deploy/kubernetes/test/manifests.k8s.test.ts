@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
-import { parseYaml } from '@muster/core';
+import { loadConfig, type ConfigSource } from '@muster/core';
 import kubernetes from '@muster/adapter-k8s';
 import { readProxyConfig } from '../../../packages/cql-proxy/src/config.js';
 import { testServer } from '../../../scripts/testenv/state.mjs';
@@ -56,6 +56,13 @@ function configFile(): string {
   return text as string;
 }
 
+// The ConfigMap's muster.yaml as the proxy reads it, from a file as at /etc/muster/muster.yaml.
+async function embeddedConfig(): Promise<ConfigSource> {
+  const file = join(mkdtempSync(join(tmpdir(), 'muster-manifests-')), 'muster.yaml');
+  writeFileSync(file, configFile());
+  return loadConfig(file, { env });
+}
+
 describe('deploy/kubernetes/cql-proxy (static)', () => {
   it('kustomization.yaml lists every manifest in the folder', () => {
     const files = readdirSync(dir).filter((f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml');
@@ -64,7 +71,7 @@ describe('deploy/kubernetes/cql-proxy (static)', () => {
   });
 
   it('the embedded config passes the proxy validation and the kubernetes adapter options', async () => {
-    const source = await parseYaml(configFile(), '/etc/muster/muster.yaml', env);
+    const source = await embeddedConfig();
     const proxy = readProxyConfig(source, undefined);
     expect(proxy.instanceId).toBe(env.POD_NAME);
     expect(proxy.advertise).toEqual({ address: env.POD_IP, port: 9042 });
@@ -108,7 +115,7 @@ describe('deploy/kubernetes/cql-proxy (static)', () => {
   });
 
   it('the objects refer to each other consistently', async () => {
-    const source = await parseYaml(configFile(), '/etc/muster/muster.yaml', env);
+    const source = await embeddedConfig();
     const proxy = readProxyConfig(source, undefined);
     const service = one('Service');
     const labels: Obj = pod.metadata.labels;

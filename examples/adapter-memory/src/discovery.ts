@@ -1,13 +1,5 @@
-import {
-  anySignal,
-  ClosedError,
-  EventChannel,
-  type Discovery,
-  type DiscoveryEvent,
-  type Endpoint,
-  type Registration,
-  type WaitOptions,
-} from '@muster/core';
+import { ClosedError, type Discovery, type DiscoveryEvent, type Endpoint, type Registration, type WaitOptions } from '@muster/core';
+import { anySignal, EventChannel } from '@muster/core/adapter';
 import type { Registry } from './registry.js';
 
 /** Discovery over the in-process registry; `register` puts this process in it, `close` takes it out. */

@@ -1,4 +1,4 @@
-import { defineAdapter, s } from '@muster/core';
+import { defineAdapter, s } from '@muster/core/adapter';
 import { MemoryDiscovery } from './discovery.js';
 import { registry } from './registry.js';
 
@@ -10,11 +10,10 @@ import { registry } from './registry.js';
  */
 export default defineAdapter({
   name: 'memory',
+  core: '^0.1.0',
   options: s.object({
     /** Clients of one scope share one registry. */
     scope: s.withDefault(s.string({ minLength: 1 }), 'default'),
   }),
   discovery: (options) => new MemoryDiscovery(registry(options.scope)),
 });
-
-export { registry, Registry } from './registry.js';

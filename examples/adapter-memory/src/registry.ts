@@ -1,4 +1,5 @@
-import { EndpointSet, type DiscoveryEvent, type Endpoint } from '@muster/core';
+import type { DiscoveryEvent, Endpoint } from '@muster/core';
+import { EndpointSet } from '@muster/core/adapter';
 
 type Listener = (events: DiscoveryEvent[]) => void;
 

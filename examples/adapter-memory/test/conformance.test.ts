@@ -1,7 +1,7 @@
 import { describe, test } from '@jest/globals';
 import { createMuster, type Muster } from '@muster/core';
 import { discoveryConformance } from '@muster/core/testing';
-import { registry } from '../src/index.js';
+import { registry } from '../src/registry.js';
 
 // Loaded the way a user's config loads it: by package name, through the runtime.
 const opened: Muster[] = [];

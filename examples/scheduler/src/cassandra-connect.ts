@@ -1,5 +1,5 @@
 import cassandra from 'cassandra-driver';
-import type { Infer } from '@muster/core';
+import type { Infer } from '@muster/core/adapter';
 import { CassandraFence } from '@muster/fence-cassandra';
 import type { cassandraTableSchema } from './config.js';
 import { createTaskTable } from './cassandra-schema.js';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import cassandra from 'cassandra-driver';
-import { BackendError, StaleTokenError, throwIfAborted, type Lease, type WaitOptions } from '@muster/core';
+import { BackendError, StaleTokenError, type Lease, type WaitOptions } from '@muster/core';
+import { throwIfAborted } from '@muster/core/adapter';
 import type { CassandraTableName } from './cassandra-schema.js';
 import type { Assignment, AssignOutcome, FencedWrite, LeaderWriteOptions, Run, TableState, Task, TaskStore } from './task.js';
 

@@ -5,7 +5,7 @@ import { LocalTaskStore } from './local-store.js';
 import { silent, type SchedulerLog } from './log.js';
 import { Master } from './master.js';
 import { Worker } from './worker.js';
-import { validate } from '@muster/core';
+import { validate } from '@muster/core/adapter';
 
 export interface InProcessClusterOptions {
   readonly masters: number;

@@ -1,4 +1,5 @@
-import { s, type Infer, type Muster } from '@muster/core';
+import type { Muster } from '@muster/core';
+import { s, type Infer } from '@muster/core/adapter';
 
 const cqlName = { minLength: 1, pattern: /^[a-z][a-z0-9_]{0,47}$/, hint: 'a lower-case CQL name (letters, digits, _)' };
 

@@ -1,6 +1,6 @@
 // One-process demo on the static adapter: 3 masters, 3 workers, 24 tasks; the leader and a
 // worker crash half-way and the cluster finishes the work. `npm run demo -w @muster-examples/scheduler`
-import { sleep } from '@muster/core';
+import { sleep } from '@muster/core/adapter';
 import { InProcessCluster } from './cluster.js';
 import { jsonLines } from './log.js';
 

@@ -1,5 +1,6 @@
 import { open, readFile, rename } from 'node:fs/promises';
-import { StaleTokenError, systemClock, throwIfAborted, type Clock, type WaitOptions } from '@muster/core';
+import { StaleTokenError, systemClock, type Clock, type WaitOptions } from '@muster/core';
+import { throwIfAborted } from '@muster/core/adapter';
 import type { Assignment, AssignOutcome, TableState, Task, TaskStore } from './task.js';
 import { applyOp, emptyTable, type OpResult, type TableOp } from './task-table.js';
 

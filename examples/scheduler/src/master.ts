@@ -1,7 +1,5 @@
 import {
   LeaderElector,
-  simulateCrash,
-  sleep,
   StaleTokenError,
   type HeartbeatStore,
   type JsonValue,
@@ -9,6 +7,8 @@ import {
   type Lock,
   type MemberHeartbeat,
 } from '@muster/core';
+import { sleep } from '@muster/core/adapter';
+import { simulateCrash } from '@muster/core/testing';
 import { planAssignments, type WorkerView } from './assignment.js';
 import { silent, type SchedulerLog } from './log.js';
 import type { Task, TaskStore } from './task.js';

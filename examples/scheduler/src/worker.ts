@@ -1,4 +1,5 @@
-import { sleep, type Discovery, type HeartbeatStore, type JsonValue } from '@muster/core';
+import type { Discovery, HeartbeatStore, JsonValue } from '@muster/core';
+import { sleep } from '@muster/core/adapter';
 import { silent, type SchedulerLog } from './log.js';
 import type { Task, TaskStore } from './task.js';
 

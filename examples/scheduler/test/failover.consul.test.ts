@@ -2,7 +2,8 @@
 // heartbeat keys, workers registered in the catalog) against the testenv agent; the leader and a
 // worker are killed with SIGKILL.
 import { describe, expect, test } from '@jest/globals';
-import { createMuster, importAdapter, sleep } from '@muster/core';
+import { createMuster } from '@muster/core';
+import { sleep } from '@muster/core/adapter';
 import { testServer } from '../../../scripts/testenv/state.mjs';
 import { processFailover } from './process-failover.js';
 
@@ -12,8 +13,8 @@ interface ConsulEntry {
 }
 
 const entry = testServer<ConsulEntry>('consul');
-// Loaded the way a config loads it; undefined when the package is missing or exports no adapter yet.
-const adapter = await importAdapter('consul', process.cwd()).catch(() => undefined);
+// Undefined when the package is missing or exports no adapter yet.
+const adapter = (await import('@muster/adapter-consul').catch(() => undefined))?.default;
 const ready = adapter !== undefined && (['discovery', 'lock', 'heartbeat'] as const).every((p) => adapter.provides.includes(p));
 if (!ready) console.warn('\n*** SKIPPED: @muster/adapter-consul does not export an adapter with discovery, lock and heartbeat yet ***\n');
 

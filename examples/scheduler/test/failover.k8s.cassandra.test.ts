@@ -5,7 +5,6 @@
 import { request } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from '@jest/globals';
-import { importAdapter } from '@muster/core';
 import { testServer } from '../../../scripts/testenv/state.mjs';
 import { connectCassandra } from '../src/cassandra-connect.js';
 import { processFailover, type ProcessFailoverResult, type TableUnderTest } from './process-failover.js';
@@ -21,7 +20,7 @@ interface K8sEntry {
 // Both looked up, so a missing one is reported (and under CI fails) even when the other is missing too.
 const k8s = testServer<K8sEntry>('k8s');
 const backend = testServer<CassandraEntry>('cassandra');
-const adapter = await importAdapter('kubernetes', process.cwd()).catch(() => undefined);
+const adapter = (await import('@muster/adapter-k8s').catch(() => undefined))?.default;
 const ready = adapter !== undefined && adapter.provides.includes('lock') && adapter.provides.includes('heartbeat');
 
 function kube(method: string, path: string, body?: unknown): Promise<number> {

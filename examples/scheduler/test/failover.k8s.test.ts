@@ -4,7 +4,6 @@
 import { request } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from '@jest/globals';
-import { importAdapter } from '@muster/core';
 import { testServer } from '../../../scripts/testenv/state.mjs';
 import { processFailover } from './process-failover.js';
 
@@ -16,8 +15,8 @@ interface K8sEntry {
 }
 
 const entry = testServer<K8sEntry>('k8s');
-// Loaded the way a config loads it; undefined when the package is missing or exports no adapter yet.
-const adapter = await importAdapter('kubernetes', process.cwd()).catch(() => undefined);
+// Undefined when the package is missing or exports no adapter yet.
+const adapter = (await import('@muster/adapter-k8s').catch(() => undefined))?.default;
 const ready = adapter !== undefined && adapter.provides.includes('lock') && adapter.provides.includes('heartbeat');
 if (!ready) console.warn('\n*** SKIPPED: @muster/adapter-k8s does not export an adapter with lock and heartbeat yet ***\n');
 

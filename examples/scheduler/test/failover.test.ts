@@ -2,7 +2,8 @@
 // and beats stop without a release, the in-process stand-in for SIGKILL), a leader whose lease
 // silently lapses keeps writing, and the table must come out whole.
 import { afterEach, describe, expect, test } from '@jest/globals';
-import { sleep, StaleTokenError } from '@muster/core';
+import { StaleTokenError } from '@muster/core';
+import { sleep } from '@muster/core/adapter';
 import { InProcessCluster, type Master } from '../src/index.js';
 import { violations } from './invariants.js';
 

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from '@jest/globals';
-import { sleep, StaleTokenError } from '@muster/core';
+import { StaleTokenError } from '@muster/core';
+import { sleep } from '@muster/core/adapter';
 import { HttpTaskStore, LocalTaskStore, TableServer, type TaskStore } from '../src/index.js';
 import { violations } from './invariants.js';
 

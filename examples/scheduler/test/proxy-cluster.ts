@@ -3,7 +3,7 @@
 // startProxy(). Drivers reach Cassandra only through them and learn all of them from system.peers.
 import { createServer } from 'node:net';
 import cassandra from 'cassandra-driver';
-import { sleep } from '@muster/core';
+import { sleep } from '@muster/core/adapter';
 import { startProxy, type ProxyHandle } from '@muster/cql-proxy';
 
 export interface CassandraEntry {

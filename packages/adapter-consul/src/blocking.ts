@@ -1,4 +1,4 @@
-import { sleep } from '@muster/core';
+import { sleep } from '@muster/core/adapter';
 import type { ConsulResponse } from './client.js';
 
 export interface BlockingOptions {

@@ -15,7 +15,8 @@ import { readFileSync } from 'node:fs';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isAbsolute, resolve } from 'node:path';
-import { abortErrorFrom, anySignal, BackendError, InvalidArgumentError } from '@muster/core';
+import { BackendError, InvalidArgumentError } from '@muster/core';
+import { abortErrorFrom, anySignal } from '@muster/core/adapter';
 
 export interface ConsulTls {
   /** PEM text of the CA bundle that signed the agent's certificate. */

@@ -1,22 +1,15 @@
 import {
-  anySignal,
-  backoffDelay,
   BackendError,
-  byId,
   ClosedError,
-  EndpointSet,
-  EventChannel,
   InvalidArgumentError,
-  isTransient,
   MusterError,
-  sleep,
-  throwIfAborted,
   type Discovery,
   type DiscoveryEvent,
   type Endpoint,
   type Registration,
   type WaitOptions,
 } from '@muster/core';
+import { anySignal, backoffDelay, byId, EndpointSet, EventChannel, isTransient, sleep, throwIfAborted } from '@muster/core/adapter';
 import { blockingViews } from './blocking.js';
 import type { ConsulClient, ConsulResponse } from './client.js';
 import { toEndpoints, toServiceDefinition, type HealthEntry } from './health.js';

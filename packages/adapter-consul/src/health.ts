@@ -2,7 +2,8 @@
  * Consul's health answers as Muster endpoints, and a Registration as a Consul service definition.
  * Pure: no I/O, so it is tested without an agent.
  */
-import { byId, InvalidArgumentError, type Endpoint, type Registration } from '@muster/core';
+import { InvalidArgumentError, type Endpoint, type Registration } from '@muster/core';
+import { byId } from '@muster/core/adapter';
 
 /** One element of `/v1/health/service/<name>`, the fields we read. */
 export interface HealthEntry {

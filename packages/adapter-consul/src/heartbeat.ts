@@ -1,4 +1,5 @@
-import { BackendError, SupersededError, type HeartbeatBackend, type HeartbeatRecord, type JsonValue } from '@muster/core';
+import { BackendError, SupersededError, type JsonValue } from '@muster/core';
+import type { HeartbeatBackend, HeartbeatRecord } from '@muster/core/adapter';
 import { keyPath, type ConsulClient } from './client.js';
 import { createSession, destroySession, renewSession } from './session.js';
 import { blockingViews } from './blocking.js';

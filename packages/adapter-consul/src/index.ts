@@ -1,4 +1,5 @@
-import { createHeartbeatStore, createLock, defineAdapter, InvalidArgumentError, s, type AdapterContext, type Infer } from '@muster/core';
+import { InvalidArgumentError } from '@muster/core';
+import { createHeartbeatStore, createLock, defineAdapter, s, type AdapterContext, type Infer } from '@muster/core/adapter';
 import { ConsulClient, connectionFromEnv, readPem, type ConsulTls } from './client.js';
 import { ConsulDiscovery } from './discovery.js';
 import { ConsulHeartbeatBackend } from './heartbeat.js';
@@ -89,6 +90,7 @@ function connect(options: ConsulOptions, context: AdapterContext): ConsulClient 
  */
 export default defineAdapter({
   name: 'consul',
+  core: '^0.1.0',
   options: optionsSchema,
   discovery(options, context) {
     return new ConsulDiscovery(connect(options, context), {
@@ -125,9 +127,3 @@ export default defineAdapter({
     });
   },
 });
-
-export { ConsulClient, missingRule, type ConsulConnectionOptions } from './client.js';
-export { ConsulDiscovery, type ConsulDiscoveryOptions } from './discovery.js';
-export { ConsulLockBackend, type ConsulLockOptions } from './lock.js';
-export { ConsulHeartbeatBackend, type ConsulHeartbeatOptions } from './heartbeat.js';
-export { toEndpoints, toServiceDefinition, type HealthEntry } from './health.js';

@@ -1,18 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { InvalidArgumentError, LockLostError, systemClock, type Clock } from '@muster/core';
 import {
   fencingTokenFloor,
-  InvalidArgumentError,
-  LockLostError,
   nextFencingToken,
   parseFencingToken,
   sleep,
-  systemClock,
   type BackendCallOptions,
-  type Clock,
   type LeaseGrant,
   type LockBackend,
-} from '@muster/core';
+} from '@muster/core/adapter';
 import { keyPath, type ConsulClient } from './client.js';
 import { createSession, destroySession, renewSession, type SessionBehavior } from './session.js';
 

@@ -4,7 +4,8 @@
 // after the data loss through the acquirer's wall clock, after the ordinary restart through the
 // token key that survived (shown with a contender whose wall clock reads 0).
 import { afterEach, describe, expect, test } from '@jest/globals';
-import { createLock, createMuster, type Lock, type Muster } from '@muster/core';
+import { createMuster, type Lock, type Muster } from '@muster/core';
+import { createLock } from '@muster/core/adapter';
 import { uniqueName } from '@muster/core/testing';
 import { testServer } from '../../../scripts/testenv/state.mjs';
 // Plain .mjs without types; only up, restart and down are used.

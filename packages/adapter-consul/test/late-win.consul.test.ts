@@ -5,7 +5,7 @@
 // takes it while B still believes it holds it, with lockDelay 1 s B loses a healthy lock. B must
 // keep the lock and C must time out.
 import { describe, expect, test } from '@jest/globals';
-import { type Lease } from '@muster/core';
+import type { Lease } from '@muster/core';
 import { uniqueName } from '@muster/core/testing';
 import { entry, portOpener } from './consul-testenv.js';
 

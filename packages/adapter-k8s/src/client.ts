@@ -11,7 +11,8 @@
  * users that authenticate through an `exec` plugin or an `auth-provider` (plugin-credentials.ts).
  */
 import type { IncomingMessage } from 'node:http';
-import { InvalidArgumentError, MusterError, abortErrorFrom } from '@muster/core';
+import { InvalidArgumentError, MusterError } from '@muster/core';
+import { abortErrorFrom } from '@muster/core/adapter';
 import type { ConnectionOptions, Credentials, ResolvedConnection } from './connection.js';
 import { KubernetesError, kubernetesError, unreachable } from './kubernetes-error.js';
 import { resolveConnection } from './resolve-connection.js';

@@ -1,12 +1,7 @@
 import {
-  anySignal,
-  backoffDelay,
   BackendError,
   ClosedError,
-  EventChannel,
-  isTransient,
   MusterError,
-  sleep,
   systemClock,
   type Clock,
   type Discovery,
@@ -14,6 +9,7 @@ import {
   type Endpoint,
   type WaitOptions,
 } from '@muster/core';
+import { anySignal, backoffDelay, EventChannel, isTransient, sleep } from '@muster/core/adapter';
 import { endpointSlices, isGone, type KubeClient } from './client.js';
 import {
   mergeCandidates,

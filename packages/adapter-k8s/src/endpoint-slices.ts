@@ -6,7 +6,8 @@
  * slices and de-duplicated by address. Readiness follows the EndpointSlice API rules: a missing
  * `ready` means ready, a missing `serving` defers to ready, a missing `terminating` means false.
  */
-import { byId, type Endpoint } from '@muster/core';
+import type { Endpoint } from '@muster/core';
+import { byId } from '@muster/core/adapter';
 import type { KubeObject } from './client.js';
 
 export const serviceNameLabel = 'kubernetes.io/service-name';

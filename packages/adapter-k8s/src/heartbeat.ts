@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { InvalidArgumentError, SupersededError, type HeartbeatBackend, type HeartbeatRecord, type JsonValue } from '@muster/core';
+import { InvalidArgumentError, SupersededError, type JsonValue } from '@muster/core';
+import type { HeartbeatBackend, HeartbeatRecord } from '@muster/core/adapter';
 import { isConflict, isGone, leases, microTime, type KubeClient } from './client.js';
 import { leaseNamePattern, leaseSeconds, type LeaseObject } from './lease-record.js';
 

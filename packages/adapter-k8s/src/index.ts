@@ -1,15 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import {
-  createHeartbeatStore,
-  createLock,
-  defineAdapter,
-  s,
-  type AdapterContext,
-  type BeatOptions,
-  type HeartbeatStore,
-  type Infer,
-} from '@muster/core';
+import type { BeatOptions, HeartbeatStore } from '@muster/core';
+import { createHeartbeatStore, createLock, defineAdapter, s, type AdapterContext, type Infer } from '@muster/core/adapter';
 import { connect } from './client.js';
 import { kubeConfigOption } from './kube-config-option.js';
 import { EndpointSliceDiscovery } from './discovery.js';
@@ -86,6 +78,7 @@ function withDefaultGroup(store: HeartbeatStore, group: string | undefined): Hea
  */
 export default defineAdapter({
   name: 'kubernetes',
+  core: '^0.1.0',
   options: optionsSchema,
   async discovery(options, context) {
     return new EndpointSliceDiscovery({
@@ -117,10 +110,4 @@ export default defineAdapter({
   },
 });
 
-export { connect, KubeClient, KubernetesError, kubernetesError, resolveConnection, type ConnectionOptions } from './client.js';
 export type { UserKubeConfig } from './user-kube-config.js';
-export { EndpointSliceDiscovery, type EndpointSliceDiscoveryOptions } from './discovery.js';
-export { endpointsFromSlices, mergeCandidates, sliceCandidates, type EndpointSliceObject } from './endpoint-slices.js';
-export { ServiceEndpoints } from './service-endpoints.js';
-export { LeaseLockBackend, type LeaseLockOptions } from './lock.js';
-export { LeaseHeartbeatBackend, type LeaseHeartbeatOptions } from './heartbeat.js';

@@ -3,7 +3,7 @@
  * file cannot hold one). Checked by shape, so validating it loads nothing of client-node; shown as
  * `<redacted>` wherever the effective config is printed, since it holds the user's credentials.
  */
-import type { Schema } from '@muster/core';
+import type { Schema } from '@muster/core/adapter';
 import { isUserKubeConfig, type UserKubeConfig } from './user-kube-config.js';
 
 export const kubeConfigOption: Schema<UserKubeConfig> = {

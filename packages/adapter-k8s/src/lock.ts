@@ -1,16 +1,13 @@
+import { InvalidArgumentError, LockLostError, systemClock, type Clock } from '@muster/core';
 import {
   fencingTokenFloor,
-  InvalidArgumentError,
-  LockLostError,
   nextFencingToken,
   parseFencingToken,
   sleep,
-  systemClock,
   type BackendCallOptions,
-  type Clock,
   type LeaseGrant,
   type LockBackend,
-} from '@muster/core';
+} from '@muster/core/adapter';
 import { isConflict, KubernetesError, leases, type KubeClient } from './client.js';
 import {
   acquiredSpec,

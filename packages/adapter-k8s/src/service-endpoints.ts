@@ -9,7 +9,8 @@
  * through EndpointSet took 26 s, because it builds and sorts a snapshot for each of its events). A batch (a relist) is applied as one change, so an
  * endpoint that moved between slices is never reported removed and added again.
  */
-import { byId, sameValue, type DiscoveryEvent, type Endpoint } from '@muster/core';
+import type { DiscoveryEvent, Endpoint } from '@muster/core';
+import { byId, sameValue } from '@muster/core/adapter';
 import type { Candidate } from './endpoint-slices.js';
 
 const better = (a: Candidate, b: Candidate) => a.rank < b.rank || (a.rank === b.rank && a.slice < b.slice);

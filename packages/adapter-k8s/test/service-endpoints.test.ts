@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { EndpointSet, type DiscoveryEvent } from '@muster/core';
+import type { DiscoveryEvent } from '@muster/core';
+import { EndpointSet } from '@muster/core/adapter';
 import { endpointsFromSlices, sliceCandidates, type EndpointSliceObject, type SliceEndpoint } from '../src/endpoint-slices.js';
 import { ServiceEndpoints } from '../src/service-endpoints.js';
 

@@ -1,18 +1,7 @@
 import { watch as watchFs, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import {
-  anySignal,
-  BackendError,
-  ClosedError,
-  EndpointSet,
-  EventChannel,
-  MusterError,
-  throwIfAborted,
-  type Discovery,
-  type DiscoveryEvent,
-  type Endpoint,
-  type WaitOptions,
-} from '@muster/core';
+import { BackendError, ClosedError, MusterError, type Discovery, type DiscoveryEvent, type Endpoint, type WaitOptions } from '@muster/core';
+import { anySignal, EndpointSet, EventChannel, throwIfAborted } from '@muster/core/adapter';
 import { readMembersFile } from './members.js';
 
 export interface StaticDiscoveryOptions {

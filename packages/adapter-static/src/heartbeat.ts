@@ -1,4 +1,5 @@
-import { SupersededError, type HeartbeatBackend, type HeartbeatRecord } from '@muster/core';
+import { SupersededError } from '@muster/core';
+import type { HeartbeatBackend, HeartbeatRecord } from '@muster/core/adapter';
 
 interface Table {
   records: Map<string, HeartbeatRecord>;

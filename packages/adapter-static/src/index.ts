@@ -1,4 +1,5 @@
-import { createHeartbeatStore, createLock, defineAdapter, InvalidArgumentError, s, type Infer } from '@muster/core';
+import { InvalidArgumentError } from '@muster/core';
+import { createHeartbeatStore, createLock, defineAdapter, s, type Infer } from '@muster/core/adapter';
 import { StaticDiscovery } from './discovery.js';
 import { StaticHeartbeatBackend } from './heartbeat.js';
 import { StaticLockBackend } from './lock.js';
@@ -25,6 +26,7 @@ export type StaticOptions = Infer<typeof optionsSchema>;
  */
 export default defineAdapter({
   name: 'static',
+  core: '^0.1.0',
   options: optionsSchema,
   // What the discovery factory would refuse, found without creating it (for --check).
   check(port, options, context) {
@@ -66,7 +68,3 @@ export default defineAdapter({
     });
   },
 });
-
-export { StaticDiscovery } from './discovery.js';
-export { StaticLockBackend } from './lock.js';
-export { StaticHeartbeatBackend } from './heartbeat.js';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { LockLostError, systemClock, type BackendCallOptions, type Clock, type LeaseGrant, type LockBackend } from '@muster/core';
+import { LockLostError, systemClock, type Clock } from '@muster/core';
+import type { BackendCallOptions, LeaseGrant, LockBackend } from '@muster/core/adapter';
 
 interface Entry {
   holder: string;

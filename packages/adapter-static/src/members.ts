@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { byId, InvalidArgumentError, parseYaml, s, type Endpoint, type Infer } from '@muster/core';
+import { InvalidArgumentError, loadConfig, type Endpoint } from '@muster/core';
+import { byId, s, type Infer } from '@muster/core/adapter';
 
 export const memberSchema = s.object({
   id: s.optional(s.string({ minLength: 1 })),
@@ -77,14 +77,7 @@ export function findSelf(members: readonly MemberConfig[], self: SelfConfig | un
 /** Reads a members file: YAML (or JSON) with a `members:` list, positioned errors and all. */
 export async function readMembersFile(file: string, baseDir: string): Promise<Endpoint[]> {
   const path = resolve(baseDir, file);
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (cause) {
-    throw new InvalidArgumentError(
-      `members file ${path}: cannot read it (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message})`,
-    );
-  }
-  const source = await parseYaml(text, path);
+  // Read as a config file is (positioned errors, ${VAR} references); unreadable is a ConfigError naming the path.
+  const source = await loadConfig(path);
   return toEndpoints(source.parse(['members'], membersSchema), path);
 }

@@ -1,4 +1,6 @@
-import { createMuster, MusterError, simulateCrash, sleep, type Lease, type Muster } from '@muster/core';
+import { createMuster, MusterError, type Lease, type Muster } from '@muster/core';
+import { sleep } from '@muster/core/adapter';
+import { simulateCrash } from '@muster/core/testing';
 import type { LockEvent } from './history.js';
 import type { BeatPayload, ContenderSpec } from './protocol.js';
 import { Random } from './random.js';

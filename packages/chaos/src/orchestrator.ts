@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { sleep } from '@muster/core';
+import { sleep } from '@muster/core/adapter';
 import type { BackendProfile } from './backends/profile.js';
 import type { Bounds, FaultKind, HistoryEvent, LockEvent } from './history.js';
 import type { HostCommand, HostReport, ObservedMember } from './protocol.js';

@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'MUSTER_ADAPTER_NOT_FOUND'
   | 'MUSTER_ADAPTER_LOAD'
   | 'MUSTER_ADAPTER_INVALID'
+  | 'MUSTER_ADAPTER_VERSION'
   | 'MUSTER_PORT_NOT_CONFIGURED'
   | 'MUSTER_LOCK_LOST'
   | 'MUSTER_TIMEOUT'
@@ -87,6 +88,25 @@ export class AdapterInvalidError extends MusterError {
   constructor(specifier: string, message: string) {
     super('MUSTER_ADAPTER_INVALID', message);
     this.specifier = specifier;
+  }
+}
+
+/** The adapter declares (`core:` in defineAdapter) a range of @muster/core that this one is not in. */
+export class AdapterVersionError extends MusterError {
+  readonly specifier: string;
+  /** The range the adapter declares. */
+  readonly range: string;
+  /** The version of @muster/core that loaded it. */
+  readonly coreVersion: string;
+  constructor(specifier: string, range: string, coreVersion: string, options?: { cause?: unknown; where?: string }) {
+    super(
+      'MUSTER_ADAPTER_VERSION',
+      `${options?.where ? `${options.where}: ` : ''}adapter '${specifier}' was built for @muster/core ${range}, but this is @muster/core ${coreVersion}: install a version of the adapter built for ${coreVersion} (or the @muster/core it asks for); \`npm ls @muster/core\` shows which copies are installed`,
+      options,
+    );
+    this.specifier = specifier;
+    this.range = range;
+    this.coreVersion = coreVersion;
   }
 }
 

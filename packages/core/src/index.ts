@@ -1,73 +1,42 @@
-export * from './errors.js';
-export { sleep, anySignal, throwIfAborted, backoffDelay, type WaitOptions } from './abort.js';
+/**
+ * @muster/core — what an application uses: createMuster, the three ports and their types,
+ * LeaderElector, debounce, fencing on the resource side, and the errors. Adapter authors find their
+ * building blocks in `@muster/core/adapter`, conformance suites in `@muster/core/testing`, and an
+ * application with its own inversify container loads Muster there with `@muster/core/inversify`.
+ */
+export {
+  MusterError,
+  ConfigError,
+  AdapterNotFoundError,
+  AdapterLoadError,
+  AdapterInvalidError,
+  AdapterVersionError,
+  PortNotConfiguredError,
+  LockLostError,
+  TimeoutError,
+  AbortError,
+  ClosedError,
+  BackendError,
+  PayloadTooLargeError,
+  SupersededError,
+  InvalidArgumentError,
+  type ErrorCode,
+  type SourcePosition,
+} from './errors.js';
+export type { WaitOptions } from './abort.js';
 export { systemClock, type Clock } from './clock.js';
-export { parseDuration, toMillis, type Duration } from './duration.js';
 
-export { DiscoveryId, type Discovery, type DiscoveryEvent, type Endpoint, type Registration } from './ports/discovery.js';
-export { LockId, type Lock, type Lease, type AcquireOptions, type WithLockOptions } from './ports/lock.js';
-export {
-  HeartbeatStoreId,
-  type HeartbeatStore,
-  type HeartbeatEvent,
-  type MemberHeartbeat,
-  type BeatOptions,
-  type JsonValue,
-} from './ports/heartbeat.js';
+export type { Discovery, DiscoveryEvent, Endpoint, Registration } from './ports/discovery.js';
+export type { Lock, Lease, AcquireOptions, WithLockOptions } from './ports/lock.js';
+export type { HeartbeatStore, HeartbeatEvent, MemberHeartbeat, BeatOptions, JsonValue } from './ports/heartbeat.js';
 
-export { EventChannel } from './coordination/channel.js';
-export { EndpointSet, byId, sameValue } from './coordination/endpoint-set.js';
-export {
-  createLock,
-  simulateCrash,
-  defaultLockTiming,
-  type LockBackend,
-  type LeaseGrant,
-  type LockTiming,
-  type BackendCallOptions,
-} from './coordination/lock-client.js';
-export {
-  createHeartbeatStore,
-  newIncarnation,
-  type HeartbeatBackend,
-  type HeartbeatRecord,
-  type HeartbeatClientOptions,
-} from './coordination/heartbeat-client.js';
-export { isTransient } from './coordination/transient.js';
 export { LeaderElector, type LeaderElectorOptions } from './coordination/leader-elector.js';
 export { debounceDiscovery, type DebounceOptions } from './coordination/debounce.js';
 export { FencedResource, StaleTokenError } from './coordination/fencing.js';
-export { nextFencingToken, parseFencingToken, fencingTokenFloor } from './coordination/fencing-token.js';
 
-export {
-  defineAdapter,
-  isAdapter,
-  type AdapterCheck,
-  type AdapterDefinition,
-  type DefinedAdapter,
-  type AdapterContext,
-} from './runtime/adapter.js';
-export {
-  s,
-  validate,
-  formatPath,
-  type Schema,
-  type Infer,
-  type ObjectOf,
-  type Issue,
-  type Path,
-  type JsonSchema,
-} from './runtime/schema.js';
-export {
-  loadConfig,
-  parseYaml,
-  ConfigSource,
-  portNames,
-  type MusterConfig,
-  type PortSection,
-  type PortName,
-  type LoadOptions,
-} from './runtime/config.js';
-export { builtinAdapters, importAdapter } from './runtime/resolve.js';
 export { createMuster, Muster, type CreateOptions } from './runtime/muster.js';
+// An application reads its own config section beside the ports' (with the schema builder from
+// @muster/core/adapter) and runs the same checks as createMuster for a --check flag.
+export { loadConfig, ConfigSource, type MusterConfig, type PortSection, type PortName, type LoadOptions } from './runtime/config.js';
 export { checkConfig, type CheckOptions, type CheckedConfig, type CheckedPort } from './runtime/check.js';
-export { redactSecrets, redacted } from './runtime/redact.js';
+export { redactSecrets } from './runtime/redact.js';

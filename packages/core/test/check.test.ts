@@ -1,6 +1,7 @@
 // checkConfig validates what createMuster validates, without creating ports; secrets are found by schema.
 import { describe, expect, it } from '@jest/globals';
-import { checkConfig, createMuster, defineAdapter, MusterError, redactSecrets, s, validate } from '@muster/core';
+import { checkConfig, createMuster, MusterError, redactSecrets } from '@muster/core';
+import { defineAdapter, s, validate } from '@muster/core/adapter';
 
 describe('s.secret', () => {
   const schema = s.object({ user: s.string(), password: s.optional(s.secret(s.string({ minLength: 8 }))), tokens: s.integer() });

@@ -1,10 +1,11 @@
 // The conformance kit must fail implementations that break the contract; a suite that passes
 // anything would prove nothing.
 import { describe, expect, it } from '@jest/globals';
-import { createLock, type Lock, type LockBackend } from '../src/index.js';
+import type { Lock } from '../src/index.js';
+import { createLock, type LockBackend } from '../src/adapter.js';
 import { lockConformance, heartbeatConformance, type SuiteRunner } from '../src/testing/index.js';
 import { StaticLockBackend } from '../../adapter-static/src/lock.js';
-import { createHeartbeatStore } from '../src/index.js';
+import { createHeartbeatStore } from '../src/adapter.js';
 import { StaticHeartbeatBackend } from '../../adapter-static/src/heartbeat.js';
 
 /** Runs a suite outside jest and returns the names of the tests that failed. */

@@ -1,5 +1,6 @@
 import { describe, expect, it, jest } from '@jest/globals';
-import { debounceDiscovery, EventChannel, EndpointSet, type DiscoveryEvent, type Endpoint } from '../src/index.js';
+import { debounceDiscovery, type DiscoveryEvent, type Endpoint } from '../src/index.js';
+import { EventChannel, EndpointSet } from '../src/adapter.js';
 
 const ep = (id: string, ready = true): Endpoint => ({ id, address: '127.0.0.1', port: 9042, ready, metadata: {} });
 

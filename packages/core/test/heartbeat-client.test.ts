@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { createHeartbeatStore, type HeartbeatEvent, type HeartbeatStore } from '../src/index.js';
+import type { HeartbeatEvent, HeartbeatStore } from '../src/index.js';
+import { createHeartbeatStore } from '../src/adapter.js';
 import { nextMatching, nextWithin } from '../src/testing/index.js';
 import { StaticHeartbeatBackend } from '../../adapter-static/src/heartbeat.js';
 

@@ -9,10 +9,10 @@ import { fileURLToPath } from 'node:url';
 // recorded is what a user's process would load.
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 
-function loadedBy(args: string[]): string[] {
+function loadedBy(args: string[], script = 'static-first-list.mjs'): string[] {
   const log = join(mkdtempSync(join(tmpdir(), 'muster-imports-')), 'imports.log');
   writeFileSync(log, '');
-  execFileSync(process.execPath, ['--import', join(fixtures, 'record-imports.mjs'), join(fixtures, 'static-first-list.mjs'), ...args], {
+  execFileSync(process.execPath, ['--import', join(fixtures, 'record-imports.mjs'), join(fixtures, script), ...args], {
     env: { ...process.env, MUSTER_IMPORT_LOG: log, NODE_OPTIONS: '' },
     cwd: fixtures,
   });
@@ -30,6 +30,11 @@ describe('only what the config selects is loaded', () => {
       '/node_modules/consul/',
       '/node_modules/yaml/',
       '/cql-proxy/',
+      // Nothing of inversify (nor its reflect-metadata) for an application that never asks for a container.
+      '/node_modules/inversify/',
+      '/node_modules/@inversifyjs/',
+      '/node_modules/reflect-metadata/',
+      '/core/dist/inversify/',
     ]) {
       expect(urls.filter((u) => u.includes(unwanted))).toEqual([]);
     }
@@ -43,5 +48,16 @@ describe('only what the config selects is loaded', () => {
     for (const unwanted of ['/adapter-k8s/', '/adapter-consul/', '@kubernetes/client-node', '/node_modules/consul/']) {
       expect(urls.filter((u) => u.includes(unwanted))).toEqual([]);
     }
+  });
+});
+
+describe('an application with its own inversify container', () => {
+  it('loads one build of inversify, the one its own import gets, and Muster binds into it', () => {
+    const urls = loadedBy([], 'inversify-app.mjs');
+    const inversify = urls.filter((u) => u.includes('/node_modules/inversify/'));
+    expect(inversify.some((u) => u.includes('/inversify/lib/esm/'))).toBe(true);
+    // A second build (the CommonJS one, as require() loads it) is a second Container class: instanceof fails.
+    expect(inversify.filter((u) => !u.includes('/inversify/lib/esm/'))).toEqual([]);
+    expect(urls.filter((u) => u.includes('/@inversifyjs/') && u.includes('/lib/cjs/'))).toEqual([]);
   });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { LeaderElector, createLock, simulateCrash, type Lease, type Lock } from '../src/index.js';
+import { LeaderElector, type Lease, type Lock } from '../src/index.js';
+import { createLock } from '../src/adapter.js';
+import { simulateCrash } from '../src/testing/index.js';
 import { StaticLockBackend } from '../../adapter-static/src/lock.js';
 
 const newLock = (scope: string) => createLock(new StaticLockBackend({ scope }), { timing: { minTtl: 1 } });

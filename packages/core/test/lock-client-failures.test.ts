@@ -2,17 +2,8 @@
 // timers and the clock together): slow, failing and never-settling renewals, slow acquires,
 // failing releases, programming errors, and a lease lost then acquired again.
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import {
-  BackendError,
-  createLock,
-  LockLostError,
-  TimeoutError,
-  type BackendCallOptions,
-  type Clock,
-  type Lease,
-  type LeaseGrant,
-  type LockBackend,
-} from '../src/index.js';
+import { BackendError, LockLostError, TimeoutError, type Clock, type Lease } from '../src/index.js';
+import { createLock, type BackendCallOptions, type LeaseGrant, type LockBackend } from '../src/adapter.js';
 
 /** Date.now() is fake under jest's fake timers, so this clock moves exactly with the timers. */
 const clock: Clock = { now: () => Date.now() };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { createLock } from '../src/index.js';
+import { createLock } from '../src/adapter.js';
 import { StaticLockBackend } from '../../adapter-static/src/lock.js';
 
 describe('createLock timing', () => {

@@ -2,17 +2,8 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  ConfigError,
-  createMuster,
-  defineAdapter,
-  EventChannel,
-  MusterError,
-  s,
-  type Discovery,
-  type DiscoveryEvent,
-  type Muster,
-} from '../src/index.js';
+import { ConfigError, createMuster, MusterError, type Discovery, type DiscoveryEvent, type Muster } from '../src/index.js';
+import { defineAdapter, EventChannel, s } from '../src/adapter.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'muster-runtime-'));
 function file(name: string, text: string): string {
@@ -65,13 +56,6 @@ proxy: { anything: goes }
     expect(muster.adapters).toEqual({ discovery: 'static', lock: 'static' });
     expect(() => muster.heartbeat).toThrow(/no adapter is configured for heartbeat/);
     expect(muster.config.data.proxy).toEqual({ anything: 'goes' });
-  });
-
-  it('binds the ports in its inversify container', async () => {
-    const { DiscoveryId } = await import('../src/index.js');
-    const muster = await createMuster({ discovery: { adapter: 'static', options: { members: [] } } });
-    opened.push(muster);
-    expect(muster.container.get(DiscoveryId)).toBe(muster.discovery);
   });
 
   it('closes ports in reverse order of creation, and only once', async () => {
@@ -151,7 +135,7 @@ describe('config errors name file:line:col and the path', () => {
   it('an adapter that does not provide the port', async () => {
     const adapter = file(
       'lock-only.mjs',
-      `import { defineAdapter, s, createLock } from '@muster/core';
+      `import { defineAdapter, s, createLock } from '@muster/core/adapter';
 export default defineAdapter({ name: 'lock-only', options: s.object({}), lock: () => { throw new Error('unused'); } });`,
     );
     const error = await configError(file('wrong-port.yaml', `discovery:\n  adapter: ${adapter}\n`));
@@ -210,16 +194,5 @@ describe('adapters passed in', () => {
     await muster.close();
     expect(created).toBe(1);
     expect(muster.adapters.discovery).toBe('bundled');
-  });
-});
-
-describe('the inversify container', () => {
-  it('is created on first use, with the ports bound', async () => {
-    const { LockId } = await import('../src/index.js');
-    const muster = await createMuster({ lock: { adapter: 'static' } });
-    expect(muster.container).toBe(muster.container);
-    expect(muster.container.get(LockId)).toBe(muster.lock);
-    expect(muster.container.isBound(LockId)).toBe(true);
-    await muster.close();
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { BackendError, InvalidArgumentError, LockLostError, TimeoutError, isTransient } from '../src/index.js';
+import { BackendError, InvalidArgumentError, LockLostError, TimeoutError } from '../src/index.js';
+import { isTransient } from '../src/adapter.js';
 
 const systemError = (code: string) => Object.assign(new Error(`connect ${code} 127.0.0.1:6443`), { code });
 

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { ConfigError, s, validate, type ConfigSource, type Infer } from '@muster/core';
+import { ConfigError, type ConfigSource } from '@muster/core';
+import { s, validate, type Infer } from '@muster/core/adapter';
 
 const hostPort = s.string({ pattern: /^(\[[0-9a-fA-F:.]+\]|[^\s:]+)(:\d{1,5})?$/, hint: 'host or host:port' });
 

@@ -1,4 +1,5 @@
-import { checkConfig, redactSecrets, type CheckedConfig, type ConfigSource, type DefinedAdapter, type MusterConfig } from '@muster/core';
+import { checkConfig, redactSecrets, type CheckedConfig, type ConfigSource, type MusterConfig } from '@muster/core';
+import type { DefinedAdapter } from '@muster/core/adapter';
 import { proxySchema, readProxyConfig, type ProxyConfig } from './config.js';
 
 /** Top-level sections the proxy reads besides version and the ports; anything else is a typo. */

@@ -1,4 +1,3 @@
-import type { ServiceIdentifier } from 'inversify';
 import type { WaitOptions } from '../abort.js';
 import type { MusterError } from '../errors.js';
 
@@ -83,5 +82,3 @@ export interface Discovery {
   /** Ends every watch and registration; idempotent. */
   close(): Promise<void>;
 }
-
-export const DiscoveryId: ServiceIdentifier<Discovery> = Symbol.for('muster.Discovery');

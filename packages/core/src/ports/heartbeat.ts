@@ -1,4 +1,3 @@
-import type { ServiceIdentifier } from 'inversify';
 import type { WaitOptions } from '../abort.js';
 import type { MusterError } from '../errors.js';
 
@@ -66,5 +65,3 @@ export interface HeartbeatStore {
   /** Ends every watch; idempotent. Does not remove this process's members (they go stale). */
   close(): Promise<void>;
 }
-
-export const HeartbeatStoreId: ServiceIdentifier<HeartbeatStore> = Symbol.for('muster.HeartbeatStore');

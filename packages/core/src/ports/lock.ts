@@ -1,5 +1,3 @@
-import type { ServiceIdentifier } from 'inversify';
-
 export interface AcquireOptions {
   /** How long the lease lasts without renewal, in ms. Adapters state their default and minimum. */
   readonly ttl?: number;
@@ -92,5 +90,3 @@ export interface Lock {
   /** Releases every lease this client holds; idempotent. */
   close(): Promise<void>;
 }
-
-export const LockId: ServiceIdentifier<Lock> = Symbol.for('muster.Lock');

@@ -1,3 +1,4 @@
+import type { ContainerModuleLoadOptions } from 'inversify';
 import type { Clock } from '../clock.js';
 import { AdapterInvalidError } from '../errors.js';
 import type { Discovery } from '../ports/discovery.js';
@@ -27,6 +28,12 @@ export interface AdapterCheck {
 export interface AdapterDefinition<O = unknown> {
   /** Short name used in messages (`static`, `kubernetes`). */
   readonly name: string;
+  /**
+   * The `@muster/core` versions this adapter was built for, as a semver range (`^0.1.0`). The
+   * runtime refuses to load the adapter into any other core with AdapterVersionError, instead of
+   * failing later on an API that changed. Omitted, nothing is checked (write it: it costs nothing).
+   */
+  readonly core?: string;
   /** Validates and converts `options:` (durations to ms, defaults filled in). */
   readonly options: Schema<O>;
   // Method signatures (not function-typed properties) so that an adapter for any options type is
@@ -40,6 +47,14 @@ export interface AdapterDefinition<O = unknown> {
    * factory, and `checkConfig` (a proxy's --check) calls only it, so both report the same problems.
    */
   check?(port: PortName, options: O, context: AdapterContext): AdapterCheck | void;
+  /**
+   * Services this adapter adds to an application's inversify container beside the port (say, the
+   * client it built, for the application to reuse), when the application loads Muster with
+   * `musterModule` from `@muster/core/inversify`. Called once for each port the adapter serves,
+   * after its factory, with the container module's own load options: bind through them, so the
+   * adapter never imports inversify. The runtime removes these bindings when the module unloads.
+   */
+  bindings?(container: ContainerModuleLoadOptions, options: O, context: AdapterContext): void;
 }
 
 export interface DefinedAdapter<O = unknown> extends AdapterDefinition<O> {

@@ -1,6 +1,7 @@
-import { AdapterInvalidError, AdapterLoadError, AdapterNotFoundError, MusterError } from '../errors.js';
+import { AdapterInvalidError, AdapterLoadError, AdapterNotFoundError, AdapterVersionError, MusterError } from '../errors.js';
 import type { AdapterContext, DefinedAdapter } from './adapter.js';
 import { ConfigSource, loadConfig, portNames, supportedVersion, type LoadOptions, type MusterConfig, type PortName } from './config.js';
+import { checkCoreRange } from './core-range.js';
 import { importAdapter } from './resolve.js';
 import { formatPath, s, type Path } from './schema.js';
 import { systemClock, type Clock } from '../clock.js';
@@ -64,7 +65,9 @@ export async function checkConfig(input: string | URL | MusterConfig | ConfigSou
     [...new Set(sections.map(([, section]) => section.adapter))].map(async (specifier) => {
       const port = sections.find(([, section]) => section.adapter === specifier)![0];
       try {
-        loaded.set(specifier, options.adapters?.[specifier] ?? (await importAdapter(specifier, config.dir)));
+        const adapter = options.adapters?.[specifier] ?? (await importAdapter(specifier, config.dir));
+        checkCoreRange(specifier, adapter);
+        loaded.set(specifier, adapter);
       } catch (error) {
         throw positioned(error, describe(config, [port, 'adapter']));
       }
@@ -109,5 +112,9 @@ function positioned(error: unknown, where: string): unknown {
   if (error.code === 'MUSTER_ADAPTER_NOT_FOUND') return new AdapterNotFoundError(specifier, message, { cause: error });
   if (error.code === 'MUSTER_ADAPTER_LOAD') return new AdapterLoadError(specifier, message, { cause: error });
   if (error.code === 'MUSTER_ADAPTER_INVALID') return new AdapterInvalidError(specifier, message);
+  if (AdapterVersionError.is(error, 'MUSTER_ADAPTER_VERSION')) {
+    const { range, coreVersion } = error as AdapterVersionError;
+    return new AdapterVersionError(specifier, range, coreVersion, { cause: error, where });
+  }
   return error;
 }

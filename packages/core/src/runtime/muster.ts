@@ -1,11 +1,10 @@
-import { createRequire } from 'node:module';
-import type { Container } from 'inversify';
 import type { Clock } from '../clock.js';
 import { PortNotConfiguredError } from '../errors.js';
-import { DiscoveryId, type Discovery } from '../ports/discovery.js';
-import { HeartbeatStoreId, type HeartbeatStore } from '../ports/heartbeat.js';
-import { LockId, type Lock } from '../ports/lock.js';
+import type { Discovery } from '../ports/discovery.js';
+import type { HeartbeatStore } from '../ports/heartbeat.js';
+import type { Lock } from '../ports/lock.js';
 import type { AdapterContext, DefinedAdapter } from './adapter.js';
+import { recordContributions, type AdapterContribution } from './contributions.js';
 import { checkConfig } from './check.js';
 import type { ConfigSource, LoadOptions, MusterConfig, PortName } from './config.js';
 
@@ -19,15 +18,11 @@ export interface CreateOptions extends LoadOptions {
 }
 
 type PortTypes = { discovery: Discovery; lock: Lock; heartbeat: HeartbeatStore };
-const identifiers = { discovery: DiscoveryId, lock: LockId, heartbeat: HeartbeatStoreId } as const;
-
-// inversify costs more at start than the rest of Muster together; it is loaded (synchronously,
-// through its CommonJS build) only when someone asks for the container.
-const require = createRequire(import.meta.url);
 
 /**
- * A running Muster: the ports the config selected, bound in an inversify container. Close it (or
- * `await using`) to release leases, end watches and clear timers, in reverse order of creation.
+ * A running Muster: the ports the config selected. Close it (or `await using`) to release leases,
+ * end watches and clear timers, in reverse order of creation. An application with its own
+ * inversify container loads it there with `musterModule` from `@muster/core/inversify`.
  */
 export class Muster implements AsyncDisposable {
   readonly config: ConfigSource;
@@ -35,7 +30,6 @@ export class Muster implements AsyncDisposable {
   readonly adapters: Readonly<Partial<Record<PortName, string>>>;
   readonly #ports: Partial<PortTypes>;
   readonly #order: PortName[];
-  #container: Container | undefined;
   #closed: Promise<void> | undefined;
 
   constructor(config: ConfigSource, ports: Partial<PortTypes>, order: PortName[], adapters: Partial<Record<PortName, string>>) {
@@ -43,17 +37,6 @@ export class Muster implements AsyncDisposable {
     this.#ports = ports;
     this.#order = order;
     this.adapters = adapters;
-  }
-
-  /** Bind your own services here; the ports are bound under DiscoveryId, LockId, HeartbeatStoreId. */
-  get container(): Container {
-    if (!this.#container) {
-      const { Container: InversifyContainer } = require('inversify') as typeof import('inversify');
-      const container = new InversifyContainer();
-      for (const name of this.#order) container.bind(identifiers[name]).toConstantValue(this.#ports[name] as never);
-      this.#container = container;
-    }
-    return this.#container;
   }
 
   #port<P extends PortName>(name: P): PortTypes[P] {
@@ -81,7 +64,7 @@ export class Muster implements AsyncDisposable {
   close(): Promise<void> {
     this.#closed ??= (async () => {
       const errors: unknown[] = [];
-      // inversify deactivates in binding order, not dependency order: close ourselves, newest first.
+      // Newest first: a port created later may use an earlier one.
       for (const name of [...this.#order].reverse()) {
         await this.#ports[name]!.close().catch((e: unknown) => errors.push(e));
       }
@@ -108,6 +91,7 @@ export async function createMuster(input: string | URL | MusterConfig | ConfigSo
   const ports: Partial<PortTypes> = {};
   const order: PortName[] = [];
   const adapters: Partial<Record<PortName, string>> = {};
+  const contributions: AdapterContribution[] = [];
   try {
     for (const { port, adapter, options: adapterOptions, context } of checked) {
       const factory = adapter[port] as (o: unknown, c: AdapterContext) => PortTypes[typeof port] | Promise<PortTypes[typeof port]>;
@@ -115,10 +99,11 @@ export async function createMuster(input: string | URL | MusterConfig | ConfigSo
       (ports as Record<PortName, unknown>)[port] = instance;
       order.push(port);
       adapters[port] = adapter.name;
+      if (adapter.bindings) contributions.push({ adapter, options: adapterOptions, context });
     }
   } catch (error) {
     for (const name of [...order].reverse()) await ports[name]!.close().catch(() => undefined);
     throw error;
   }
-  return new Muster(config, ports, order, adapters);
+  return recordContributions(new Muster(config, ports, order, adapters), contributions);
 }

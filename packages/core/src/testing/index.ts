@@ -9,3 +9,6 @@ export { lockConformance, type LockSuiteOptions } from './lock.js';
 export { discoveryConformance, type DiscoverySuiteOptions, type DiscoveryControl } from './discovery.js';
 export { heartbeatConformance, type HeartbeatSuiteOptions } from './heartbeat.js';
 export { eventually, nextWithin, nextMatching, uniqueName, type SuiteRunner } from './runner.js';
+// A test hook, not an API: a lock client from createLock stops renewing without releasing, as a
+// crashed process would (the chaos run and the scheduler's failover demo use it).
+export { simulateCrash } from '../coordination/lock-client.js';

@@ -1,4 +1,4 @@
-import { backoffDelay, sleep } from '@muster/core';
+import { backoffDelay, sleep } from '@muster/core/adapter';
 import { decodeCell, type CellValue } from '../protocol/cells.js';
 import { Consistency } from '../protocol/consistency.js';
 import { decodeError } from '../protocol/error-message.js';

@@ -1,4 +1,5 @@
-import { sameValue, systemClock, type Clock, type Endpoint, type MemberHeartbeat } from '@muster/core';
+import { systemClock, type Clock, type Endpoint, type MemberHeartbeat } from '@muster/core';
+import { sameValue } from '@muster/core/adapter';
 import { diffViews, type ClusterEvent } from './events.js';
 import { deriveMembership, type MembershipOptions, type SelfIdentity, type VirtualMember } from './membership.js';
 import { advanceView, type VirtualView } from './view.js';

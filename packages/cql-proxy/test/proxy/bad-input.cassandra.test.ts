@@ -87,7 +87,7 @@ const startup = encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) });
   });
 
   it(
-    'random and mutated frames for a bounded time',
+    'random and mutated frames, a fixed number of rounds',
     async () => {
       const valid = Buffer.concat([
         encodeFrameHeader({ version: 4, response: false, flags: 0, stream: 1, opcode: Opcode.STARTUP }, startup.length),
@@ -97,11 +97,11 @@ const startup = encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) });
       const seed = Number(process.env.MUSTER_BAD_INPUT_SEED ?? Date.now() % 2 ** 31);
       console.log(`bad-input random frames: seed ${seed} (MUSTER_BAD_INPUT_SEED=${seed} replays it)`);
       const random = seeded(seed);
-      const deadline = Date.now() + 5000;
-      let connections = 0;
-      for (let round = 0; Date.now() < deadline && round < 400; round++) {
+      // A count, not a deadline: the same seed then replays exactly the same frames, however loaded
+      // the machine is (a time-bounded loop also sent fewer frames the slower it ran).
+      const rounds = 60;
+      for (let round = 0; round < rounds; round++) {
         const c = await RawClient.open(running.address);
-        connections++;
         const kind = round % 4;
         let bytes: Buffer;
         if (kind === 0) bytes = random.bytes(1 + random.int(64));
@@ -116,7 +116,6 @@ const startup = encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) });
         await c.next(undefined, 300).catch(() => undefined);
         c.close();
       }
-      expect(connections).toBeGreaterThan(20);
       await stillServing();
     },
     TIMEOUT,

@@ -4,7 +4,7 @@ import { createMuster, type Muster } from '@muster/core';
 import pino from 'pino';
 import { proxySchema, type ProxyConfig } from '../../src/config.js';
 import { CqlProxy } from '../../src/proxy/cql-proxy.js';
-import { s, validate } from '@muster/core';
+import { s, validate } from '@muster/core/adapter';
 
 export interface CassandraEntry {
   contactPoints: string[];
