@@ -149,6 +149,8 @@ interface TopologyMember {
 
   const start = async (id: string) => {
     const config = join(dir, `${id}.yaml`);
+    // The shared testenv Cassandra answers slowly when the machine is busy: judged sick after the
+    // default 2 s, it would have every proxy close its clients' connections, which is not the drain.
     writeFileSync(
       config,
       `discovery: { adapter: static, options: { service: muster-cql-proxy, file: ${membersFile} } }
@@ -156,7 +158,7 @@ proxy:
   instanceId: ${id}
   listen: { host: ${hostOf(id)}, port: ${port} }
   http: { host: 127.0.0.1, port: ${http.get(id)} }
-  backend: { contactPoints: [${backend!.contactPoints.join(', ')}] }
+  backend: { contactPoints: [${backend!.contactPoints.join(', ')}], probeTimeout: 10s }
   events: { debounce: 200ms }
   log: { level: info }
 `,
