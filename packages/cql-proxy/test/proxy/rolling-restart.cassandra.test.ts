@@ -147,7 +147,8 @@ interface TopologyMember {
       return true;
     });
 
-  const start = async (id: string) => {
+  /** Starts `id`'s process; one that exits before it is ready (it could not reach the busy shared Cassandra) is started again, twice at most. */
+  const start = async (id: string, attempts = 3): Promise<void> => {
     const config = join(dir, `${id}.yaml`);
     // The shared testenv Cassandra answers slowly when the machine is busy: judged sick after the
     // default 2 s, it would have every proxy close its clients' connections, which is not the drain.
@@ -171,7 +172,14 @@ proxy:
     child.stdout.pipe(log);
     child.stderr.pipe(log);
     running.set(id, child);
-    await eventually(`${id} to be ready`, async () => (await get(id, '/health/readiness'))?.status === 200);
+    const gone = () => child.exitCode !== null || child.signalCode !== null;
+    await eventually(`${id} to be ready`, async () => gone() || (await get(id, '/health/readiness'))?.status === 200);
+    if (!gone()) return;
+    running.delete(id);
+    const why = `${id} exited (${child.exitCode ?? child.signalCode}) before it was ready; its log: ${join(dir, `${id}.log`)}`;
+    if (attempts <= 1) throw new Error(why);
+    console.warn(`${why}; starting it again`);
+    await start(id, attempts - 1);
   };
 
   /** SIGTERM (drain) or SIGKILL, and wait for the process to be gone. */
@@ -255,7 +263,16 @@ proxy:
         protocolOptions: { port },
       });
       cleanups.push(() => setup.shutdown());
-      await setup.connect();
+      // The busy shared Cassandra may not answer a first connect in time (the driver allows connect() again).
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await setup.connect();
+          break;
+        } catch (error) {
+          if (attempt === 3) throw error;
+          console.warn(`setup connect failed (${String(error)}); trying again`);
+        }
+      }
       await setup.execute(
         "CREATE KEYSPACE IF NOT EXISTS muster_drain WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
       );
