@@ -158,6 +158,8 @@ export interface StaticCluster {
   readonly proxies: Map<string, RunningProxy>;
   /** The loopback address member `id` listens on. */
   hostOf(id: string): string;
+  /** The native port member `id` listens on. */
+  port(id: string): number;
   /** `address:port` of member `id`, as a driver dials it. */
   endpoint(id: string): string;
   /** Stops every proxy still running (drains each). */
@@ -195,5 +197,5 @@ export async function startStaticCluster(
     await stop();
     throw error;
   }
-  return { proxies, hostOf, endpoint: (id) => `${hostOf(id)}:${ports.get(id)}`, stop };
+  return { proxies, hostOf, port: (id) => ports.get(id)!, endpoint: (id) => `${hostOf(id)}:${ports.get(id)}`, stop };
 }
