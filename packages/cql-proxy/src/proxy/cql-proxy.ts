@@ -26,6 +26,7 @@ import { ClientConnection } from './client-connection.js';
 import { frameCompression } from '../protocol/compression.js';
 import type { ProxyContext, SystemTableIntercept } from './context.js';
 import { drainClients } from './drain.js';
+import { farewellEvents, leavingDataCenter } from './leaving.js';
 import { MembershipService } from './membership-service.js';
 import { DRAINING_MESSAGE } from './peer-probe.js';
 import { peerProbeFor } from './peer-probe-setup.js';
@@ -188,7 +189,11 @@ export class CqlProxy {
         ...(this.config.advertise ? { address: this.config.advertise.address } : {}),
         nativePort: this.config.advertise?.port ?? this.port,
         ready: !this.#draining,
-        ...(this.config.dataCenter ? { dc: this.config.dataCenter } : {}),
+        ...(this.#draining
+          ? { dc: leavingDataCenter(this.config.dataCenter ?? this.#backend.view.localDataCenter) }
+          : this.config.dataCenter
+            ? { dc: this.config.dataCenter }
+            : {}),
         rack: this.config.rack,
       }),
       dataCenters: () => this.#backend.view.dataCenters,
@@ -371,6 +376,7 @@ export class CqlProxy {
     const report = await drainClients(this.#clients, {
       grace: peerUp ? this.config.shutdown.grace : 0,
       timeout: this.config.shutdown.drainTimeout,
+      farewell: farewellEvents(this.#membership?.view),
     });
     this.#log.info(report, 'drained');
     await this.#membership

@@ -1,9 +1,12 @@
+import { systemClock, type Clock } from '@muster/core';
+import type { Event } from '../protocol/event.js';
+
 /** What the drain needs of a client connection. */
 export interface DrainableClient {
   /** Requests this client sent that have no answer yet. */
   readonly inFlight: number;
-  /** Event types it REGISTERed for: a driver's control connection has some. */
-  readonly registered: ReadonlySet<string>;
+  /** Tells the client an event, if it REGISTERed for its type (a driver's control connection). */
+  pushEvent(event: Event): boolean;
   /** Half-closes (FIN, never RST) once every request it sent has its answer. */
   endWhenAnswered(): void;
   /** Closes now, whatever is in flight. */
@@ -15,7 +18,11 @@ export interface DrainOptions {
   readonly grace: number;
   /** ms after which whatever is still open is closed, in flight or not. */
   readonly timeout: number;
+  /** Told at once to the clients registered for them: this instance's own leaving (leaving.ts). */
+  readonly farewell?: readonly Event[];
   readonly signal?: AbortSignal;
+  /** Judges the grace and the timeout (default: core's monotonic systemClock). */
+  readonly clock?: Clock;
 }
 
 export interface DrainReport {
@@ -31,36 +38,35 @@ export interface DrainReport {
  * Empties an instance's client connections without losing a request, once the instance shows
  * itself draining (peers then announce it DOWN and remove it, see PeerLiveness).
  *
- * 1. Control connections (those that REGISTERed) are half-closed as soon as they are idle: a
- *    driver whose control connection was here reconnects it to a peer and hears the removal
- *    there. (The Node.js driver also sends requests on it; see the README on the residual risk.)
- * 2. For `grace`, every other connection keeps being served: drivers that hear the removal close
- *    their pools to this instance themselves once their requests are answered, with nothing lost.
+ * 1. The farewell goes to this instance's registered clients (drivers' control connections): they
+ *    re-read the topology here and move away by themselves (leaving.ts). Nothing is closed from
+ *    this side yet: a driver that sends requests on its control connection (cassandra-driver
+ *    does) would lose those it writes while a FIN is on its way.
+ * 2. For `grace`, every connection keeps being served: drivers that hear the removal, or read the
+ *    leaving data center, close their pools to this instance themselves once their requests are
+ *    answered, with nothing lost.
  * 3. Then each remaining connection is half-closed once every request it sent has its answer.
  * 4. At `timeout`, whatever is left is closed.
  * New requests are served throughout: a draining proxy never answers OVERLOADED, which drivers
  * do not retry for non-idempotent statements.
  */
 export async function drainClients(clients: ReadonlySet<DrainableClient>, options: DrainOptions): Promise<DrainReport> {
+  const clock = options.clock ?? systemClock;
   const initial = new Set(clients);
-  const ended = new Set<DrainableClient>();
-  const end = (client: DrainableClient) => {
-    ended.add(client);
-    client.endWhenAnswered();
-  };
-  const start = Date.now();
-  for (const client of clients) if (client.registered.size > 0) end(client);
-  await waitUntil(() => clients.size === 0, start + options.grace, options.signal);
-  for (const client of clients) if (!ended.has(client)) end(client);
-  await waitUntil(() => clients.size === 0, start + Math.max(options.grace, options.timeout), options.signal);
+  const start = clock.now();
+  for (const client of clients) for (const event of options.farewell ?? []) client.pushEvent(event);
+  await waitUntil(() => clients.size === 0, start + options.grace, clock, options.signal);
+  const ended = new Set(clients);
+  for (const client of ended) client.endWhenAnswered();
+  await waitUntil(() => clients.size === 0, start + Math.max(options.grace, options.timeout), clock, options.signal);
   const cut = [...clients];
   for (const client of cut) client.close();
   const endedByUs = [...ended].filter((c) => !cut.includes(c)).length;
   return { left: [...initial].filter((c) => !ended.has(c) && !cut.includes(c)).length, ended: endedByUs, cut: cut.length };
 }
 
-async function waitUntil(done: () => boolean, deadline: number, signal: AbortSignal | undefined): Promise<void> {
-  while (!done() && Date.now() < deadline && !signal?.aborted) {
-    await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))));
+async function waitUntil(done: () => boolean, deadline: number, clock: Clock, signal: AbortSignal | undefined): Promise<void> {
+  while (!done() && clock.now() < deadline && !signal?.aborted) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - clock.now()))));
   }
 }

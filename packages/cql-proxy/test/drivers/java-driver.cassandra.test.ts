@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hasTool, javaDriverJars } from '../../../../scripts/testenv/drivers.mjs';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
-import { freePort, startProxy, type CassandraEntry, type RunningProxy } from '../proxy/harness.js';
+import { startStaticCluster, type CassandraEntry, type StaticCluster } from '../proxy/harness.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
 const TIMEOUT = 300_000;
@@ -51,9 +51,7 @@ function exec(cmd: string, args: string[], timeout = 120_000): Promise<{ stdout:
 
 (backend && java ? describe : describe.skip)('Java driver 4.x through three proxies', () => {
   const ids = ['proxy-a', 'proxy-b', 'proxy-c'];
-  const hostOf = (id: string) => `127.0.0.${ids.indexOf(id) + 2}`;
-  const ports = new Map<string, number>();
-  const proxies = new Map<string, RunningProxy>();
+  let cluster: StaticCluster | undefined;
   let classpath: string;
   let classes: string;
   let version: string;
@@ -64,35 +62,15 @@ function exec(cmd: string, args: string[], timeout = 120_000): Promise<{ stdout:
     classes = mkdtempSync(join(tmpdir(), 'muster-java-driver-'));
     classpath = `${join(jars.dir, '*')}:${classes}`;
     await exec('javac', ['-cp', join(jars.dir, '*'), '-d', classes, source]);
-    for (const id of ids) ports.set(id, await freePort());
-    const members = ids.map((id) => ({ id, address: hostOf(id), port: ports.get(id)! }));
-    const scope = `java-driver-${process.pid}-${Date.now()}`;
-    for (const id of ids) {
-      proxies.set(
-        id,
-        await startProxy(backend!, {
-          id,
-          host: hostOf(id),
-          port: ports.get(id)!,
-          members,
-          scope,
-          proxy: { instanceId: id, heartbeat: { interval: '200ms', ttl: '3s' } },
-        }),
-      );
-    }
-    const deadline = Date.now() + 30_000;
-    while (![...proxies.values()].every((p) => p.proxy.topology().members.every((m) => m.up))) {
-      if (Date.now() > deadline) throw new Error('the three proxies did not all see each other up');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    cluster = await startStaticCluster(backend!, { ids, name: 'java-driver', portPerMember: true });
   }, TIMEOUT);
 
   afterAll(async () => {
-    for (const p of proxies.values()) await p.stop().catch(() => undefined);
+    await cluster?.stop();
     if (classes) rmSync(classes, { recursive: true, force: true });
   }, TIMEOUT);
 
-  const endpoint = (id: string) => `${hostOf(id)}:${ports.get(id)}`;
+  const endpoint = (id: string) => cluster!.endpoint(id);
   const run = async (contact: string, protocol: string): Promise<Report> => {
     const { stdout, stderr } = await exec('java', ['-cp', classpath, 'DriverCheck', contact, backend!.localDataCenter, '3', protocol]);
     const line = stdout.trim().split('\n').pop() ?? '';
@@ -108,7 +86,7 @@ function exec(cmd: string, args: string[], timeout = 120_000): Promise<{ stdout:
     expect(report.protocolVersion).toBe(protocolVersion);
     expect(report.usesPeersV2).toBe(true);
     const hostIds = new Map(
-      proxies
+      cluster!.proxies
         .get('proxy-a')!
         .proxy.topology()
         .members.map((m) => [`${m.address}:${m.port}`, m.hostId]),

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { hasTool, pythonDriver } from '../../../../scripts/testenv/drivers.mjs';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
-import { freePort, startProxy, type CassandraEntry, type RunningProxy } from '../proxy/harness.js';
+import { startStaticCluster, type CassandraEntry, type StaticCluster } from '../proxy/harness.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
 const TIMEOUT = 240_000;
@@ -49,44 +49,23 @@ function run(exe: string, args: string[]): Promise<Report> {
 
 (backend && python ? describe : describe.skip)('Python cassandra-driver through three proxies', () => {
   const ids = ['proxy-a', 'proxy-b', 'proxy-c'];
-  const hostOf = (id: string) => `127.0.0.${ids.indexOf(id) + 2}`;
-  const ports = new Map<string, number>();
-  const proxies = new Map<string, RunningProxy>();
+  let cluster: StaticCluster | undefined;
   let exe: string;
 
   beforeAll(async () => {
     exe = (await pythonDriver()).python;
-    for (const id of ids) ports.set(id, await freePort());
-    const members = ids.map((id) => ({ id, address: hostOf(id), port: ports.get(id)! }));
-    const scope = `py-driver-${process.pid}-${Date.now()}`;
-    for (const id of ids) {
-      proxies.set(
-        id,
-        await startProxy(backend!, {
-          id,
-          host: hostOf(id),
-          port: ports.get(id)!,
-          members,
-          scope,
-          proxy: { instanceId: id, heartbeat: { interval: '200ms', ttl: '3s' } },
-        }),
-      );
-    }
-    const deadline = Date.now() + 30_000;
-    while (![...proxies.values()].every((p) => p.proxy.topology().members.every((m) => m.up))) {
-      if (Date.now() > deadline) throw new Error('the three proxies did not all see each other up');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    cluster = await startStaticCluster(backend!, { ids, name: 'py-driver', portPerMember: true });
   }, TIMEOUT);
 
   afterAll(async () => {
-    for (const p of proxies.values()) await p.stop().catch(() => undefined);
+    await cluster?.stop();
   }, TIMEOUT);
 
-  const endpoint = (id: string) => `${hostOf(id)}:${ports.get(id)}`;
+  const endpoint = (id: string) => cluster!.endpoint(id);
+  const hostOf = (id: string) => cluster!.hostOf(id);
   const hostIds = () =>
     new Map(
-      proxies
+      cluster!.proxies
         .get('proxy-a')!
         .proxy.topology()
         .members.map((m) => [`${m.address}:${m.port}`, m.hostId]),

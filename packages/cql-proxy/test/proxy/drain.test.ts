@@ -1,10 +1,14 @@
-// The drain's order: control connections first, others after the grace once answered, the rest cut.
+// The drain's order: the farewell to registered clients at once, every connection served for the
+// grace (control connections too), then each ended once answered, the rest cut at the timeout.
 import { describe, expect, it } from '@jest/globals';
+import type { Clock } from '@muster/core';
+import type { Event } from '../../src/protocol/event.js';
 import { drainClients, type DrainableClient } from '../../src/proxy/drain.js';
 
 class FakeClient implements DrainableClient {
   inFlight = 0;
   readonly registered: Set<string>;
+  readonly told: Event[] = [];
   endRequested = false;
   closed = false;
   constructor(
@@ -14,6 +18,11 @@ class FakeClient implements DrainableClient {
   ) {
     this.registered = new Set(registered);
     all.add(this);
+  }
+  pushEvent(event: Event): boolean {
+    if (!this.registered.has(event.type)) return false;
+    this.told.push(event);
+    return true;
   }
   endWhenAnswered(): void {
     this.endRequested = true;
@@ -28,6 +37,18 @@ class FakeClient implements DrainableClient {
   }
 }
 
+/** A clock moved by hand; counts its readings, so a test knows the drain has looked at it. */
+class ManualClock implements Clock {
+  ms = 1_000_000;
+  readings = 0;
+  now(): number {
+    this.readings++;
+    return this.ms;
+  }
+}
+
+const farewell: Event = { type: 'TOPOLOGY_CHANGE', change: 'REMOVED_NODE', address: { address: '127.0.0.1', port: 9042 } };
+
 const until = async (what: string, check: () => boolean) => {
   for (let i = 0; !check(); i++) {
     if (i > 2000) throw new Error(`${what} did not happen`);
@@ -36,19 +57,35 @@ const until = async (what: string, check: () => boolean) => {
 };
 
 describe('drainClients', () => {
-  it('ends control connections at once, leaves the others to the drivers during the grace, then ends them', async () => {
+  it('tells registered clients the farewell at once and closes nothing during the grace, control connections included', async () => {
     const clients = new Set<FakeClient>();
-    const control = new FakeClient('control', clients, ['STATUS_CHANGE']);
+    const control = new FakeClient('control', clients, ['STATUS_CHANGE', 'TOPOLOGY_CHANGE']);
     const pool = new FakeClient('pool', clients);
     const mover = new FakeClient('mover', clients);
-    const drained = drainClients(clients, { grace: 60_000, timeout: 120_000 });
-    await until('the control connection to be ended', () => control.endRequested);
-    expect(pool.endRequested).toBe(false);
-    control.leave();
+    const clock = new ManualClock();
+    const drained = drainClients(clients, { grace: 60_000, timeout: 120_000, farewell: [farewell], clock });
+    expect(control.told).toEqual([farewell]);
+    expect(pool.told).toEqual([]);
+    // The drain polls its clock while it waits: some readings later, still nothing ended.
+    await until('the drain to poll its clock', () => clock.readings > 5);
+    expect([control.endRequested, pool.endRequested, mover.endRequested]).toEqual([false, false, false]);
+    control.leave(); // cassandra-driver moved its control connection away and closed it
     mover.leave();
     pool.leave();
-    await expect(drained).resolves.toEqual({ left: 2, ended: 1, cut: 0 });
-    expect(mover.endRequested).toBe(false);
+    await expect(drained).resolves.toEqual({ left: 3, ended: 0, cut: 0 });
+  });
+
+  it('judges the grace on its clock (monotonic by default), not on the wall clock', async () => {
+    const clients = new Set<FakeClient>();
+    const control = new FakeClient('control', clients, ['TOPOLOGY_CHANGE']);
+    const clock = new ManualClock();
+    const drained = drainClients(clients, { grace: 5_000, timeout: 10_000, clock });
+    await until('the drain to poll its clock', () => clock.readings > 5);
+    expect(control.endRequested).toBe(false);
+    clock.ms += 5_000;
+    await until('the control connection to be ended after the grace', () => control.endRequested);
+    control.leave();
+    await expect(drained).resolves.toEqual({ left: 0, ended: 1, cut: 0 });
   });
 
   it('after the grace, asks the rest to end after their answers; at the timeout it cuts what is left', async () => {

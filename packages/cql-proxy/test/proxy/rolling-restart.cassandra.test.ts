@@ -3,10 +3,11 @@
 // client hears DOWN when a peer is killed and UP when it returns, DOWN then REMOVED_NODE when one
 // drains, and NEW_NODE when it is back. Then a rolling restart (SIGTERM, start again, wait until
 // the others show it UP, next) under a steady load from cassandra-driver and the Python driver,
-// both with their defaults (non-idempotent statements, default retry policy): the Python driver
-// loses nothing; cassandra-driver loses only what it wrote on its control connection in the instant
-// the drained host half-closed it (it sends requests there too and never moves that connection
-// before it closes; README, Drain). gocql (when Go is installed) is measured and printed, not judged.
+// both with their defaults (non-idempotent statements, default retry policy): neither loses a
+// request. cassandra-driver sends requests on its control connection too: the draining proxy shows
+// itself in a data center of its own and tells its registered clients REMOVED_NODE about itself, so
+// the driver moves that connection away and closes it once answered (README, Drain; leaving.ts).
+// gocql (when Go is installed) is measured and printed, not judged.
 // MUSTER_DRAIN_RATE sets the rate, MUSTER_DRAIN_GOCQL=off skips gocql, MUSTER_DRAIN_DEBUG=1 keeps
 // cassandra-driver's log beside the proxies' logs in the test's temporary folder.
 // Finally a proxy removed from the members file stops being ready and refuses new clients.
@@ -146,8 +147,11 @@ interface TopologyMember {
       return true;
     });
 
-  const start = async (id: string) => {
+  /** Starts `id`'s process; one that exits before it is ready (it could not reach the busy shared Cassandra) is started again, twice at most. */
+  const start = async (id: string, attempts = 3): Promise<void> => {
     const config = join(dir, `${id}.yaml`);
+    // The shared testenv Cassandra answers slowly when the machine is busy: judged sick after the
+    // default 2 s, it would have every proxy close its clients' connections, which is not the drain.
     writeFileSync(
       config,
       `discovery: { adapter: static, options: { service: muster-cql-proxy, file: ${membersFile} } }
@@ -155,7 +159,7 @@ proxy:
   instanceId: ${id}
   listen: { host: ${hostOf(id)}, port: ${port} }
   http: { host: 127.0.0.1, port: ${http.get(id)} }
-  backend: { contactPoints: [${backend!.contactPoints.join(', ')}] }
+  backend: { contactPoints: [${backend!.contactPoints.join(', ')}], probeTimeout: 10s }
   events: { debounce: 200ms }
   log: { level: info }
 `,
@@ -168,7 +172,14 @@ proxy:
     child.stdout.pipe(log);
     child.stderr.pipe(log);
     running.set(id, child);
-    await eventually(`${id} to be ready`, async () => (await get(id, '/health/readiness'))?.status === 200);
+    const gone = () => child.exitCode !== null || child.signalCode !== null;
+    await eventually(`${id} to be ready`, async () => gone() || (await get(id, '/health/readiness'))?.status === 200);
+    if (!gone()) return;
+    running.delete(id);
+    const why = `${id} exited (${child.exitCode ?? child.signalCode}) before it was ready; its log: ${join(dir, `${id}.log`)}`;
+    if (attempts <= 1) throw new Error(why);
+    console.warn(`${why}; starting it again`);
+    await start(id, attempts - 1);
   };
 
   /** SIGTERM (drain) or SIGKILL, and wait for the process to be gone. */
@@ -244,7 +255,7 @@ proxy:
   );
 
   (python ? it : it.skip)(
-    `rolling restart of all three under ${RATE} req/s from each of cassandra-driver and the Python driver, defaults: Python 0 failed, cassandra-driver only its control-connection race`,
+    `rolling restart of all three under ${RATE} req/s from each of cassandra-driver and the Python driver, defaults: 0 failed for either`,
     async () => {
       const setup = new cassandra.Client({
         contactPoints: [address('proxy-a')],
@@ -252,7 +263,16 @@ proxy:
         protocolOptions: { port },
       });
       cleanups.push(() => setup.shutdown());
-      await setup.connect();
+      // The busy shared Cassandra may not answer a first connect in time (the driver allows connect() again).
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await setup.connect();
+          break;
+        } catch (error) {
+          if (attempt === 3) throw error;
+          console.warn(`setup connect failed (${String(error)}); trying again`);
+        }
+      }
       await setup.execute(
         "CREATE KEYSPACE IF NOT EXISTS muster_drain WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
       );
@@ -266,7 +286,7 @@ proxy:
         protocolOptions: { port },
       });
       const driverLog: string[] = [];
-      /** When the driver's control connection lost its host (the host drained), by the driver's own log. */
+      /** When the driver moved its control connection off a draining host, by its own log. */
       const controlHostLost: number[] = [];
       client.on('log', (level: string, source: string, message: string) => {
         if (/used by the ControlConnection DOWN/.test(message)) controlHostLost.push(Date.now());
@@ -361,14 +381,11 @@ proxy:
       );
       expect(Object.fromEntries(pyKinds.filter(([kind]) => !backendTimeout(kind)))).toEqual({});
       expect(pyReport.unanswered ?? 0).toBe(0);
-      // cassandra-driver sends requests on its control connection too, and moves that connection
-      // only when it closes: requests it wrote in the instant before it read the drained host's FIN
-      // are lost (README, Drain). Nothing else may fail: no OVERLOADED, no loss on other connections.
-      const unexplained = node.failedAt.filter((at) => !controlHostLost.some((lost) => Math.abs(at - lost) < 2000));
-      expect({ unexplained, kinds: [...new Set(node.errors.map((e) => e.replace(/^\d+ /, '')))] }).toEqual({
-        unexplained: [],
-        kinds: node.failed === 0 ? [] : ['DriverError: Socket was closed'],
-      });
+      // cassandra-driver sends requests on its control connection too; the draining proxy makes it
+      // move that connection itself (a data center of its own, then REMOVED_NODE: leaving.ts), so
+      // nothing is lost, not even there.
+      expect({ failed: node.failed, errors: node.errors }).toEqual({ failed: 0, errors: [] });
+      console.log(`cassandra-driver moved its control connection off a draining host ${controlHostLost.length} times`);
       if (goReport) expect(goReport.ok).toBeGreaterThan(0);
     },
     TIMEOUT,

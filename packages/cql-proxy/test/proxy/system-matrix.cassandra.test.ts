@@ -29,7 +29,7 @@ import { decodeResult, type ColumnSpec, type Result } from '../../src/protocol/r
 import { SegmentedFrameDecoder } from '../../src/protocol/segment.js';
 import { DataTypeId } from '../../src/protocol/types.js';
 import { Writer } from '../../src/protocol/writer.js';
-import { freePort, startProxy, type CassandraEntry, type RunningProxy } from './harness.js';
+import { startProxy, startStaticCluster, type CassandraEntry, type RunningProxy, type StaticCluster } from './harness.js';
 import { RawClient } from './raw-client.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
@@ -227,9 +227,10 @@ class RecordingRelay {
 
 (backend ? describe : describe.skip)('system tables (DESIGN §2.2) over every protocol version', () => {
   const ids = ['proxy-a', 'proxy-b', 'proxy-c'];
-  const hostOf = (id: string) => `127.0.0.${ids.indexOf(id) + 2}`;
-  const proxies = new Map<string, RunningProxy>();
+  let cluster: StaticCluster | undefined;
+  /** The one native port all three listen on. */
   let port: number;
+  const hostOf = (id: string) => cluster!.hostOf(id);
   let relay: RecordingRelay;
   /** The backend as a direct connection sees it. */
   const real: { local: Row; localColumns: readonly ColumnSpec[]; schemaColumns: string[]; hostId: string; address: string } = {
@@ -266,42 +267,20 @@ class RecordingRelay {
     received.length = 0;
     inetCells.clear();
 
-    port = await freePort();
-    const list = ids.map((id) => ({ id, address: hostOf(id), port }));
-    const scope = `matrix-${process.pid}-${Date.now()}`;
-    for (const id of ids) {
-      const running = await startProxy(
-        { ...backend!, contactPoints: [`127.0.0.1:${relay.port}`] },
-        {
-          id,
-          host: hostOf(id),
-          port,
-          members: list,
-          scope,
-          proxy: { instanceId: id, heartbeat: { interval: '200ms', ttl: '3s' } },
-        },
-      );
-      proxies.set(id, running);
-    }
     // Every proxy up in every proxy's view, so each system.peers lists the other two.
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const views = [...proxies.values()].map((p) => p.proxy.topology().members);
-      if (views.every((m) => m.length === 3 && m.every((x) => x.up))) break;
-      if (Date.now() > deadline) throw new Error(`members not all up: ${JSON.stringify(views.map((m) => m.map((x) => [x.id, x.up])))}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    for (const m of proxies.get('proxy-a')!.proxy.topology().members) {
+    cluster = await startStaticCluster({ ...backend!, contactPoints: [`127.0.0.1:${relay.port}`] }, { ids, name: 'matrix' });
+    port = cluster.port('proxy-a');
+    for (const m of cluster.proxies.get('proxy-a')!.proxy.topology().members) {
       members.set(m.id, { hostId: m.hostId, tokens: [...m.tokens], address: m.address });
     }
   }, TIMEOUT);
 
   afterAll(async () => {
-    for (const p of proxies.values()) await p.stop().catch(() => undefined);
+    await cluster?.stop();
     await relay?.stop();
   }, TIMEOUT);
 
-  const address = (id: string) => `${hostOf(id)}:${port}`;
+  const address = (id: string) => cluster!.endpoint(id);
 
   const matrix = (version: number) => {
     let cql: Cql;
