@@ -159,6 +159,12 @@ function seeded(seed: number): () => number {
         }
       };
       await Promise.all([run('a'), run('b')]);
+      // A straggler from the lower token, arriving after everything: whatever the race's order was,
+      // it must be refused (without the fence it would be the final state).
+      await expect(write({ name: 'race', token: 5n }, 's1', 'task-1', 'a-straggler')).rejects.toMatchObject({
+        writerToken: 5n,
+        storedToken: 6n,
+      });
 
       expect(await fence.readToken(['s1'])).toBe(6n);
       // Token 6 is the highest, so none of its writes can be refused, and its last write is the state.
