@@ -16,7 +16,8 @@ const SERIAL = 0x0008;
  * `@muster/fence-cassandra` write (an LWT batch on a fence column) to one partition of a table of
  * the testenv Cassandra, and Cassandra decides. Writes are sent one at a time, so the order
  * Cassandra applied them is the order the history records. A write whose outcome is unknown (an
- * LWT timeout) is read back at SERIAL: accepted if the partition's last write is this one.
+ * LWT timeout) is read back at SERIAL: accepted if the partition's last write is this one, else
+ * sent again; only Cassandra's refusal (StaleTokenError) is recorded as refused.
  */
 export async function cassandraResource(lockName: string, seed: number, server = 'cassandra'): Promise<FencedResourcePort> {
   const entry = testenvServer(server);
@@ -51,22 +52,39 @@ export async function cassandraResource(lockName: string, seed: number, server =
   let queue: Promise<unknown> = Promise.resolve();
 
   const judge = async (token: bigint, id: string): Promise<boolean> => {
-    try {
-      await fence.write({ name: lockName, token }, [lockName], [{ query: update, params: [id, lockName] }]);
-      return true;
-    } catch (error) {
-      if (error instanceof StaleTokenError) return false;
-      // Outcome unknown (LWT timeout) or the driver failed: a serial read settles what Cassandra did.
-      unknown++;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          return (await lastWrite()) === id;
-        } catch (readError) {
-          if (attempt >= 5)
-            throw new MusterError('MUSTER_BACKEND', `chaos --resource cassandra: cannot tell whether write ${id} was applied`, {
-              cause: readError,
-            });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await fence.write({ name: lockName, token }, [lockName], [{ query: update, params: [id, lockName] }]);
+        return true;
+      } catch (error) {
+        if (error instanceof StaleTokenError) return false;
+        // Outcome unknown (an LWT timeout under load) or the driver failed: a serial read settles
+        // what Cassandra did. Not applied is not refused: send it again, as the fence's README
+        // tells callers (an equal token is accepted, and Cassandra still refuses it if a newer
+        // token wrote meanwhile).
+        unknown++;
+        if ((await settle(id)) === id) return true;
+        if (attempt >= 5) {
+          throw new MusterError(
+            'MUSTER_BACKEND',
+            `chaos --resource cassandra: write ${id} failed ${attempt} times; last: ${(error as Error).message}`,
+            {
+              cause: error,
+            },
+          );
         }
+      }
+    }
+  };
+  const settle = async (id: string): Promise<string | undefined> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await lastWrite();
+      } catch (readError) {
+        if (attempt >= 5)
+          throw new MusterError('MUSTER_BACKEND', `chaos --resource cassandra: cannot tell whether write ${id} was applied`, {
+            cause: readError,
+          });
       }
     }
   };
@@ -89,7 +107,7 @@ export async function cassandraResource(lockName: string, seed: number, server =
         const stored = await lastWrite();
         const token = await fence.readToken([lockName]);
         return (
-          `cassandra resource ${keyspace}.${table}: ${accepted} writes applied, ${refused} refused by Cassandra, ${unknown} settled by a serial read; ` +
+          `cassandra resource ${keyspace}.${table}: ${accepted} writes applied, ${refused} refused by Cassandra, ${unknown} timed out and were settled by a serial read (then applied or sent again); ` +
           `fence ${token ?? 'none'}, last write ${stored ?? 'none'} ${stored === lastAccepted ? '(the last accepted one, as recorded)' : `(MISMATCH: the history's last accepted write is ${lastAccepted})`}`
         );
       } finally {
