@@ -136,7 +136,11 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
               history.push({ kind: 'write', seq: seq++, accepted, ...write });
               host.send({ t: 'ack', rid: report.rid, accepted });
             },
-            (error: unknown) => log(`  resource failed on a write of ${report.who}: ${(error as Error).message}`),
+            (error: unknown) => {
+              // Its fate unknown, the write stays out of the history; the contender stops as if refused.
+              log(`  resource failed on a write of ${report.who} (left out of the history): ${(error as Error).message}`);
+              host.send({ t: 'ack', rid: report.rid, accepted: false });
+            },
           );
           return;
         }
