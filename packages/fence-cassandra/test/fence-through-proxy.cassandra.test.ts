@@ -3,6 +3,7 @@
 // read at SERIAL pass through the proxy unchanged.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
+import pino from 'pino';
 import { startProxy, type ProxyHandle } from '@muster/cql-proxy';
 import { StaleTokenError } from '@muster/fence-cassandra';
 import { testServer } from '../../../scripts/testenv/state.mjs';
@@ -25,10 +26,13 @@ const TIMEOUT = 300_000;
   let client: cassandra.Client;
 
   beforeAll(async () => {
-    proxy = await startProxy({
-      discovery: { adapter: 'static', options: { members: [{ id: 'fence-0', address: '127.0.0.1', port: 1 }], self: 'fence-0' } },
-      proxy: { listen: { port: 0 }, http: { port: 0 }, backend: { contactPoints: backend!.contactPoints } },
-    });
+    proxy = await startProxy(
+      {
+        discovery: { adapter: 'static', options: { members: [{ id: 'fence-0', address: '127.0.0.1', port: 1 }], self: 'fence-0' } },
+        proxy: { listen: { port: 0 }, http: { port: 0 }, backend: { contactPoints: backend!.contactPoints } },
+      },
+      { logger: pino({ level: 'warn' }) },
+    );
     client = new cassandra.Client({
       contactPoints: [`127.0.0.1:${proxy.port}`],
       localDataCenter: backend!.localDataCenter,
