@@ -6,6 +6,8 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { InvalidArgumentError, MusterError } from '@muster/core';
 import { profileFor } from './backends/select.js';
+import { cassandraResource } from './cassandra-resource.js';
+import type { FencedResourcePort } from './fenced-resource.js';
 import type { FaultKind } from './history.js';
 import { runChaos } from './orchestrator.js';
 import { newSeed } from './random.js';
@@ -18,6 +20,8 @@ const usage = `usage: muster-chaos <static|kubernetes|consul|consul-persist|./ad
   --faults a,b      only these faults (kill-holder, kill-any, pause-holder, zombie, clock-step,
                     restart-behind, latency, drop, delete-lock, backend-restart)
   --history FILE    write the recorded history as JSON
+  --resource R      where protected writes go: memory (default, in the orchestrator) or cassandra
+                    (@muster/fence-cassandra on the testenv Cassandra of MUSTER_TESTENV_DIR: Cassandra refuses)
   --shared          use the running testenv server (MUSTER_TESTENV_DIR) instead of a private one
                     (no backend-restart then)`;
 
@@ -33,6 +37,7 @@ async function main(): Promise<number> {
       faults: { type: 'string' },
       shared: { type: 'boolean' },
       history: { type: 'string' },
+      resource: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -53,11 +58,17 @@ async function main(): Promise<number> {
   let adapter = positionals[0]!;
   if (adapter.includes('/') && !adapter.startsWith('file:')) adapter = resolve(adapter);
   const ttl = values.ttl === undefined ? undefined : number('ttl', values.ttl, 0);
+  if (values.resource !== undefined && values.resource !== 'memory' && values.resource !== 'cassandra') {
+    throw new InvalidArgumentError(`--resource ${JSON.stringify(values.resource)}: expected memory or cassandra`);
+  }
   const profile = await profileFor(adapter, { seed, ...(ttl !== undefined ? { ttl } : {}), shared: values.shared ?? false });
+  let resource: FencedResourcePort | undefined;
   try {
+    if (values.resource === 'cassandra') resource = await cassandraResource(profile.lockName, seed);
     const result = await runChaos({
       profile,
       seed,
+      ...(resource ? { resource } : {}),
       contenders: number('contenders', values.contenders, 5),
       durationMs,
       ...(values.faults !== undefined ? { faults: values.faults.split(',') as FaultKind[] } : {}),
@@ -65,9 +76,14 @@ async function main(): Promise<number> {
     });
     if (values.history) writeFileSync(values.history, JSON.stringify(result.history, null, 1));
     console.log(result.table);
-    console.log(`replay: muster-chaos ${positionals[0]} --seed ${seed}`);
+    const closing = resource;
+    resource = undefined;
+    const resourceSays = await closing?.close();
+    if (resourceSays) console.log(resourceSays);
+    console.log(`replay: muster-chaos ${positionals[0]} --seed ${seed}${closing ? ' --resource cassandra' : ''}`);
     return result.verdict.violations.length === 0 ? 0 : 1;
   } finally {
+    await resource?.close().catch(() => undefined);
     await profile.close();
   }
 }

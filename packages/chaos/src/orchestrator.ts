@@ -6,6 +6,7 @@ import type { Bounds, FaultKind, HistoryEvent, LockEvent } from './history.js';
 import type { HostCommand, HostReport, ObservedMember } from './protocol.js';
 import { Random } from './random.js';
 import { realNow } from './stepped-clock.js';
+import type { FencedResourcePort } from './fenced-resource.js';
 import { TcpProxy } from './tcp-proxy.js';
 import { formatVerdict, judge, type Verdict } from './verdict.js';
 
@@ -19,6 +20,8 @@ export interface RunOptions {
   /** Only these faults (default: every fault the profile can take). */
   readonly faults?: readonly FaultKind[];
   readonly log?: (line: string) => void;
+  /** Where protected writes go (e.g. Cassandra); default: the in-orchestrator resource. */
+  readonly resource?: FencedResourcePort;
 }
 
 export interface RunResult {
@@ -124,11 +127,26 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
         record(report.event);
         return;
       case 'write': {
-        // The fenced resource: refuses a token below the highest it has accepted.
         const token = BigInt(report.token);
+        const { rid: _rid, t: _t, ...write } = report;
+        if (options.resource) {
+          // An external resource judges one write at a time, so completion order is its order.
+          void options.resource.write(token, report.who, `${report.who}#${report.rid}`).then(
+            (accepted) => {
+              history.push({ kind: 'write', seq: seq++, accepted, ...write });
+              host.send({ t: 'ack', rid: report.rid, accepted });
+            },
+            (error: unknown) => {
+              // Its fate unknown, the write stays out of the history; the contender stops as if refused.
+              log(`  resource failed on a write of ${report.who} (left out of the history): ${(error as Error).message}`);
+              host.send({ t: 'ack', rid: report.rid, accepted: false });
+            },
+          );
+          return;
+        }
+        // The fenced resource: refuses a token below the highest it has accepted.
         const accepted = token >= highest;
         if (accepted) highest = token;
-        const { rid: _rid, t: _t, ...write } = report;
         history.push({ kind: 'write', seq: seq++, accepted, ...write });
         host.send({ t: 'ack', rid: report.rid, accepted });
         return;

@@ -1,0 +1,86 @@
+// The fence through the Muster CQL proxy (one static-membership proxy in front of the testenv
+// Cassandra, as a scheduler reaches its data): LWT batches, their not-applied answers and the fence
+// read at SERIAL pass through the proxy unchanged.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import cassandra from 'cassandra-driver';
+import pino from 'pino';
+import { startProxy, type ProxyHandle } from '@muster/cql-proxy';
+import { StaleTokenError } from '@muster/fence-cassandra';
+import { testServer } from '../../../scripts/testenv/state.mjs';
+import {
+  createKeyspace,
+  createTaskTable,
+  dropTaskTables,
+  fencedWriter,
+  plainWriter,
+  readState,
+  staleHolderScenario,
+} from './fence-scenarios.js';
+
+const backend = testServer<{ contactPoints: string[]; localDataCenter: string }>('cassandra');
+// Generous bounds: the shared server answers slowly when the machine is loaded (DDL most of all).
+const TIMEOUT = 300_000;
+
+(backend ? describe : describe.skip)('CassandraFence through the Muster CQL proxy', () => {
+  let proxy: ProxyHandle;
+  let client: cassandra.Client;
+
+  beforeAll(async () => {
+    proxy = await startProxy(
+      {
+        discovery: { adapter: 'static', options: { members: [{ id: 'fence-0', address: '127.0.0.1', port: 1 }], self: 'fence-0' } },
+        proxy: { listen: { port: 0 }, http: { port: 0 }, backend: { contactPoints: backend!.contactPoints } },
+      },
+      { logger: pino({ level: 'warn' }) },
+    );
+    client = new cassandra.Client({
+      contactPoints: [`127.0.0.1:${proxy.port}`],
+      localDataCenter: backend!.localDataCenter,
+      socketOptions: { readTimeout: 90_000 },
+      protocolOptions: { port: proxy.port },
+    });
+    await client.connect();
+    await createKeyspace(client);
+  }, TIMEOUT);
+
+  afterAll(async () => {
+    if (client) await dropTaskTables(client);
+    await client?.shutdown();
+    await proxy?.close();
+  }, TIMEOUT);
+
+  it(
+    'first write, equal token, and the stale holder refused by Cassandra with both tokens',
+    async () => {
+      const table = await createTaskTable(client);
+      const { fence, write } = await fencedWriter(client, table);
+      const a = { name: 'proxy-lock', token: 10n };
+      const b = { name: 'proxy-lock', token: 11n };
+      const { error, state } = await staleHolderScenario(client, table, write, a, b);
+      expect(error).toBeInstanceOf(StaleTokenError);
+      expect(error).toMatchObject({ code: 'MUSTER_LOCK_LOST', writerToken: 10n, storedToken: 11n });
+      expect(state).toBe('b');
+      await write(b, 's1', 'task-1', 'b-again');
+      expect(await readState(client, table, 's1', 'task-1')).toBe('b-again');
+      expect(await fence.readToken(['s1'])).toBe(11n);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'control: through the proxy too, plain writes let the stale holder overwrite',
+    async () => {
+      const table = await createTaskTable(client);
+      const { error, state } = await staleHolderScenario(
+        client,
+        table,
+        plainWriter(client, table),
+        { name: 'l', token: 1n },
+        { name: 'l', token: 2n },
+      );
+      expect(error).toBeUndefined();
+      expect(state).toBe('a-stale');
+    },
+    TIMEOUT,
+  );
+});
