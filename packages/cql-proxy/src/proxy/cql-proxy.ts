@@ -31,6 +31,7 @@ import { DRAINING_MESSAGE } from './peer-probe.js';
 import { peerProbeFor } from './peer-probe-setup.js';
 import { PreparedCache } from './prepared-cache.js';
 import { createSystemTableIntercept } from './system-intercept.js';
+import { ReplicaRouter } from '../routing/replica-router.js';
 
 const startedAt = Date.now();
 
@@ -123,6 +124,13 @@ export class CqlProxy {
       },
       codec: (name) => (this.#backend.view.compression.includes(name) ? frameCompression(name) : undefined),
       connectBackend: (version, onClose) => this.#pool.connect(version, onClose),
+      router: config.routing.replicas
+        ? new ReplicaRouter(
+            () => this.#backend.view.routing,
+            (node) => this.#backend.health.isHealthy(node),
+          )
+        : undefined,
+      connectNode: (node, version, onClose) => this.#pool.connectTo(node, version, onClose),
       draining: () => this.#draining,
       awaitSchemaAgreement: async (coordinator, body) => {
         const timeout = config.backend.schemaAgreementTimeout;
