@@ -32,6 +32,7 @@ import { peerProbeFor } from './peer-probe-setup.js';
 import { PreparedCache } from './prepared-cache.js';
 import { createSystemTableIntercept } from './system-intercept.js';
 import { ReplicaRouter } from '../routing/replica-router.js';
+import type { NodeHealth } from './node-health.js';
 
 const startedAt = Date.now();
 
@@ -154,6 +155,11 @@ export class CqlProxy {
       },
       buffers: new BufferBudget(config.connections.maxBufferedBytes),
     };
+  }
+
+  /** Which backend nodes answer (what routing and new client connections avoid). */
+  get backendHealth(): NodeHealth {
+    return this.#backend.health;
   }
 
   get port(): number {
