@@ -34,7 +34,6 @@ import { decodeAuthenticate } from '../protocol/responses.js';
 import { executeValues } from '../routing/execute-values.js';
 import { preparedPartitionKey } from '../routing/prepared-key.js';
 import type { RingNode } from '../routing/token-ring.js';
-import { nodeKey } from './node-health.js';
 
 const unsupportedVersion = (version: number) =>
   `${UNSUPPORTED_VERSION_MESSAGE} (${version}); supported versions are (${describeVersions(SUPPORTED_VERSIONS).join(', ')})`;
@@ -66,7 +65,9 @@ interface Forwarding {
  * One client connection. System-table reads, OPTIONS and REGISTER are answered here; everything
  * else goes, bytes untouched but for the stream id, over this client's own connection to one
  * backend node, which is chosen at STARTUP (a node that fails to connect is skipped). STARTUP and
- * the SASL exchange pass through, so the backend authenticates each client itself.
+ * the SASL exchange pass through, so the backend authenticates each client itself. A prepared
+ * EXECUTE may instead go to a replica of its partition, over another connection of the client's
+ * own (replica-connections.ts).
  */
 export class ClientConnection {
   readonly id: number;
@@ -401,7 +402,7 @@ export class ClientConnection {
    * it cannot go there now (the caller sends it the ordinary way).
    */
   #relayToReplica(replica: RingNode, primary: BackendConnection, frame: Frame, started: number, forwarding: Forwarding): boolean {
-    if (nodeKey(primary.address) === nodeKey(replica)) {
+    if (primary.address.host === replica.host && primary.address.port === replica.port) {
       this.#relay(primary, frame, started, forwarding);
       return true;
     }
