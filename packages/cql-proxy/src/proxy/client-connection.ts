@@ -255,6 +255,7 @@ export class ClientConnection {
           const statement = this.#prepared.get(id);
           if (!statement) return this.#reply(frame, { error: unpreparedHere(id) });
           const replica = statement.partitionKey && this.#replicaFor(body, frame.version, statement.partitionKey);
+          if (this.#context.router) (replica ? this.#context.metrics.routedToReplica : this.#context.metrics.routedOrdinary).inc();
           return this.#forward(frame, started, replica ? { executeId: id, replica } : { executeId: id });
         }
         const execute = decodeExecute(body, frame.version);

@@ -123,6 +123,8 @@ const composite = (parts: Buffer[]) =>
         `replica routing: ${single.length + pair.length} traced EXECUTEs over replicas ${[...nodes].join(', ')}; ` +
           `${missed.length} coordinated elsewhere; re-prepared on a replica ${(await reprepared()) - before} times`,
       );
+      const routed = (await running.proxy.metrics.registry.getSingleMetric('muster_proxy_routed_executes_total')!.get()).values;
+      expect(routed.find((v) => v.labels.path === 'replica')?.value).toBeGreaterThanOrEqual(single.length + pair.length);
       expect(nodes.size).toBe(3);
       expect(missed).toEqual([]);
       // Prepared through the client's first connection only: every other node needed it once.
