@@ -6,7 +6,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
+import { FrameFlag, Opcode } from '../../src/protocol/frame.js';
+import { encodeExecute, encodePrepare, encodeStartup } from '../../src/protocol/requests.js';
+import { decodeResult } from '../../src/protocol/result.js';
 import { startProxy, until, type CassandraEntry, type RunningProxy } from './harness.js';
+import { RawClient } from './raw-client.js';
 
 const backend = testServer<CassandraEntry>('cassandra3');
 const TIMEOUT = 300_000;
@@ -147,6 +151,48 @@ const composite = (parts: Buffer[]) =>
     TIMEOUT,
   );
 
+  it(
+    'a v5 client with LZ4 segments: the replica connection speaks segments too',
+    async () => {
+      const raw = await RawClient.open(running.address);
+      try {
+        raw.send(
+          5,
+          1,
+          Opcode.STARTUP,
+          encodeStartup({
+            options: new Map([
+              ['CQL_VERSION', '3.0.0'],
+              ['COMPRESSION', 'lz4'],
+            ]),
+          }),
+        );
+        expect((await raw.next(1))?.opcode).toBe(Opcode.READY);
+        raw.useSegments(true);
+        raw.send(5, 2, Opcode.PREPARE, encodePrepare({ query: `SELECT v FROM ${keyspace}.single WHERE k = ?` }, 5));
+        const prepared = decodeResult((await raw.next(2))!.body, 5);
+        if (prepared.kind !== 'Prepared') throw new Error(`PREPARE answered ${prepared.kind}`);
+        let stream = 10;
+        const landed = await landings(keys, int32, async (k) => {
+          const id = stream++;
+          const body = encodeExecute(
+            { id: prepared.id, resultMetadataId: prepared.resultMetadataId!, parameters: { consistency: 1, values: [int32(k)] } },
+            5,
+          );
+          raw.send(5, id, Opcode.EXECUTE, body, FrameFlag.TRACING);
+          const answer = (await raw.next(id))!;
+          expect(answer.opcode).toBe(Opcode.RESULT);
+          return { info: { traceId: new cassandra.types.Uuid(Buffer.from(answer.body.subarray(0, 16))) } } as cassandra.types.ResultSet;
+        });
+        expect(landed.filter((l) => l.coordinator !== l.replica)).toEqual([]);
+      } finally {
+        raw.close();
+      }
+    },
+    TIMEOUT,
+  );
+
+  // Leaves a node sick for the rest of the file (probes are an hour apart): routing tests go above.
   it(
     'a replica the proxy marks sick is never sent a request; its keys take the ordinary path',
     async () => {
