@@ -133,6 +133,13 @@ export const proxySchema = s.object({
       maxBufferedBytes: 256 * 1024 * 1024,
     },
   ),
+  /**
+   * Where forwarded requests go. With `replicas` (the default), an EXECUTE of a prepared statement
+   * whose partition key is bound (protocol v4+) goes to a replica of its partition in the local
+   * data center, over a connection of the client's own to that node; everything else goes over
+   * the client's first connection. false: every request of a client goes to one node.
+   */
+  routing: s.withDefault(s.object({ replicas: s.withDefault(s.boolean(), true) }), { replicas: true }),
   /** Serve system.peers_v2; false answers "unconfigured table" as pre-4.0 servers do. */
   peersV2: s.withDefault(s.boolean(), true),
   http: s.withDefault(

@@ -107,6 +107,15 @@ export class ProxyMetrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly routedExecutes = new Counter({
+    name: 'muster_proxy_routed_executes_total',
+    help: 'Prepared EXECUTEs with routing.replicas on, by path: sent to a replica of their partition, or the ordinary way (key not bound by position, keyspace strategy unknown, no healthy local replica, credentials that cannot be replayed)',
+    labelNames: ['path'] as const,
+    registers: [this.registry],
+  });
+  /** Children bound once: the hot path increments without hashing labels. */
+  readonly routedToReplica = this.routedExecutes.labels('replica');
+  readonly routedOrdinary = this.routedExecutes.labels('ordinary');
   readonly preparedCache = new Gauge({
     name: 'muster_proxy_prepared_cache_entries',
     help: 'PREPARE frames kept for re-preparing',

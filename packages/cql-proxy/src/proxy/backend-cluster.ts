@@ -10,6 +10,9 @@ import { decodeResult, type ColumnSpec } from '../protocol/result.js';
 import { BackendConnection, BackendConnectionError, type BackendAddress, type BackendTls } from './backend-connection.js';
 import { NodeHealth, nodeKey } from './node-health.js';
 import { coordinatorSchemaVersion, SchemaAgreement, type SchemaVersions } from './schema-agreement.js';
+import { parseReplication, type Replication } from '../routing/replication.js';
+import type { RoutingTopology } from '../routing/replica-router.js';
+import { ringNodes } from '../routing/ring-nodes.js';
 
 /** How the control connection introduces itself (operators see it in system_views.clients). */
 export const CONTROL_DRIVER_NAME = 'muster-cql-proxy control connection';
@@ -58,6 +61,8 @@ export interface BackendView {
   readonly peersV2Columns: readonly ColumnSpec[] | undefined;
   /** Nodes of the local DC, the contact node first, then the rest in address order. */
   readonly nodes: readonly BackendNode[];
+  /** Every node's tokens and the keyspaces' replication, for routing requests to replicas. */
+  readonly routing: RoutingTopology;
 }
 
 export class BackendRefusedError extends Error {}
@@ -269,6 +274,11 @@ export class BackendCluster {
       dataCenter: num(p.data_center),
       hostId: num(p.host_id),
     }));
+    const routing: RoutingTopology = {
+      ring: ringNodes([{ ...connection.address, row }, ...all.map((n, i) => ({ ...n, row: (peersV2 ?? peers).rows[i]! }))]),
+      replication: await this.#replication(connection),
+      localDataCenter,
+    };
     const others = all
       .filter((n) => n.host !== '' && n.dataCenter === localDataCenter)
       .sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : a.port - b.port));
@@ -286,7 +296,24 @@ export class BackendCluster {
       peersColumns: peers.columns,
       peersV2Columns: peersV2?.columns,
       nodes: [contact, ...others.filter((n) => !(n.host === contact.host && n.port === contact.port))],
+      routing,
     };
+  }
+
+  /** Each keyspace's replication; none when the schema cannot be read (requests then go the ordinary way). */
+  async #replication(connection: BackendConnection): Promise<Map<string, Replication>> {
+    const replication = new Map<string, Replication>();
+    try {
+      const keyspaces = await this.#select(connection, 'SELECT keyspace_name, replication FROM system_schema.keyspaces');
+      for (const row of keyspaces.rows) {
+        const options = row.replication;
+        const parsed = options instanceof Map ? parseReplication(new Map([...options].map(([k, v]) => [String(k), String(v)]))) : undefined;
+        if (parsed) replication.set(String(row.keyspace_name), parsed);
+      }
+    } catch (error) {
+      if (!(error instanceof BackendRefusedError)) throw error;
+    }
+    return replication;
   }
 
   #onEvent(frame: Frame): void {

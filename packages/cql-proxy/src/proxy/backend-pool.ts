@@ -1,4 +1,4 @@
-import { BackendConnection, BackendConnectionError, type BackendTls } from './backend-connection.js';
+import { BackendConnection, BackendConnectionError, type BackendAddress, type BackendTls } from './backend-connection.js';
 import type { BackendCluster } from './backend-cluster.js';
 import { nodeKey, type NodeHealth } from './node-health.js';
 
@@ -58,41 +58,59 @@ export class BackendPool {
     const nodes = healthy.length > 0 ? healthy : rotated;
     const failures: string[] = [];
     for (const node of nodes) {
-      const label = nodeKey(node);
       let handedOut = false;
       try {
-        const connection = await BackendConnection.connect({
-          host: node.host,
-          port: node.port,
-          version,
-          connectTimeout: this.#connectTimeout,
-          maxBodyLength: this.#maxBodyLength,
-          heartbeatInterval: this.#heartbeatInterval,
-          ...(this.#tls ? { tls: this.#tls } : {}),
-          onTimeout: () => this.#health.suspect(node),
-          onClose: () => {
-            this.#byNode.get(label)?.delete(connection);
-            this.#onCount(label, -1);
-            if (handedOut) onClose();
-          },
-        });
-        this.#onCount(label, 1);
-        let open = this.#byNode.get(label);
-        if (!open) this.#byNode.set(label, (open = new Set()));
-        open.add(connection);
+        const connection = await this.#open(node, version, () => handedOut && onClose());
         // It may have turned sick while this connection was being opened: try the next one.
         if (!this.#health.isHealthy(node) && healthy.length > 0) {
           connection.close();
-          failures.push(`${label} turned sick`);
+          failures.push(`${nodeKey(node)} turned sick`);
           continue;
         }
         handedOut = true;
         return connection;
       } catch (error) {
-        this.#health.connectFailed(node, (error as Error).message);
         failures.push((error as Error).message);
       }
     }
     throw new BackendConnectionError(`no backend node accepted a connection: ${failures.join('; ') || 'no nodes known'}`);
+  }
+
+  /**
+   * A connection to one given node (a replica a request is routed to); like every connection of
+   * the pool it is closed when the node turns sick. `onClose` is called when it closes.
+   */
+  async connectTo(node: BackendAddress, version: number, onClose: () => void): Promise<BackendConnection> {
+    if (!this.#health.isHealthy(node)) throw new BackendConnectionError(`${nodeKey(node)} is sick`);
+    return this.#open(node, version, onClose);
+  }
+
+  async #open(node: BackendAddress, version: number, onClose: () => void): Promise<BackendConnection> {
+    const label = nodeKey(node);
+    try {
+      const connection = await BackendConnection.connect({
+        host: node.host,
+        port: node.port,
+        version,
+        connectTimeout: this.#connectTimeout,
+        maxBodyLength: this.#maxBodyLength,
+        heartbeatInterval: this.#heartbeatInterval,
+        ...(this.#tls ? { tls: this.#tls } : {}),
+        onTimeout: () => this.#health.suspect(node),
+        onClose: () => {
+          this.#byNode.get(label)?.delete(connection);
+          this.#onCount(label, -1);
+          onClose();
+        },
+      });
+      this.#onCount(label, 1);
+      let open = this.#byNode.get(label);
+      if (!open) this.#byNode.set(label, (open = new Set()));
+      open.add(connection);
+      return connection;
+    } catch (error) {
+      this.#health.connectFailed(node, (error as Error).message);
+      throw error;
+    }
   }
 }

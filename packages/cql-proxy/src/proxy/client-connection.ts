@@ -29,6 +29,11 @@ import type { ProxyContext } from './context.js';
 import { FrameWriter } from './frame-writer.js';
 import { PreparedCache } from './prepared-cache.js';
 import { isSchemaChangeResult } from './schema-agreement.js';
+import { ReplicaConnections } from './replica-connections.js';
+import { decodeAuthenticate } from '../protocol/responses.js';
+import { executeValues } from '../routing/execute-values.js';
+import { preparedPartitionKey } from '../routing/prepared-key.js';
+import type { RingNode } from '../routing/token-ring.js';
 
 const unsupportedVersion = (version: number) =>
   `${UNSUPPORTED_VERSION_MESSAGE} (${version}); supported versions are (${describeVersions(SUPPORTED_VERSIONS).join(', ')})`;
@@ -49,7 +54,9 @@ interface Forwarding {
   /** An EXECUTE of this statement id: recover from UNPREPARED. */
   readonly executeId?: Buffer;
   /** Called after the answer was written to the client. */
-  readonly answered?: (opcode: number) => void;
+  readonly answered?: (opcode: number, response: Frame) => void;
+  /** An EXECUTE routed to a replica of its partition (see replica-connections.ts). */
+  readonly replica?: RingNode;
   /** A RESULT the client must not see as the backend wrote it (DESCRIBE CLUSTER's real ring). */
   readonly rewrite?: (result: Result) => Result;
 }
@@ -58,7 +65,9 @@ interface Forwarding {
  * One client connection. System-table reads, OPTIONS and REGISTER are answered here; everything
  * else goes, bytes untouched but for the stream id, over this client's own connection to one
  * backend node, which is chosen at STARTUP (a node that fails to connect is skipped). STARTUP and
- * the SASL exchange pass through, so the backend authenticates each client itself.
+ * the SASL exchange pass through, so the backend authenticates each client itself. A prepared
+ * EXECUTE may instead go to a replica of its partition, over another connection of the client's
+ * own (replica-connections.ts).
  */
 export class ClientConnection {
   readonly id: number;
@@ -84,6 +93,8 @@ export class ClientConnection {
   /** The membership view this client's last system-table read was answered from. */
   servedView: VirtualView | undefined;
   readonly #prepared: PreparedCache;
+  /** Connections to other nodes that EXECUTEs are routed to; undefined with routing off. */
+  #replicas: ReplicaConnections | undefined;
 
   constructor(id: number, socket: Socket, context: ProxyContext) {
     this.id = id;
@@ -108,7 +119,7 @@ export class ClientConnection {
 
   /** Stream ids taken on this client's backend connection (requests the node has not answered). */
   get backendStreamsInUse(): number {
-    return this.#backend?.inFlight ?? 0;
+    return (this.#backend?.inFlight ?? 0) + (this.#replicas?.inFlight ?? 0);
   }
 
   /** The address drivers reached this instance on (what system.local reports when none is configured). */
@@ -179,8 +190,9 @@ export class ClientConnection {
    * answers, stop reading its requests (they would only pile up in memory here).
    */
   #throttle(): void {
-    const backend = this.#backend;
-    const backendFull = backend !== undefined && !backend.closed && backend.congested;
+    const backend =
+      this.#backend !== undefined && !this.#backend.closed && this.#backend.congested ? this.#backend : this.#replicas?.congested();
+    const backendFull = backend !== undefined;
     if (!backendFull && !this.socket.writableNeedDrain) return;
     this.socket.pause();
     const resume = () => {
@@ -240,8 +252,11 @@ export class ClientConnection {
           // An id that was never prepared through this proxy may name any statement the backend
           // has cached (a read of a table the proxy refuses, prepared by a direct client): the
           // client prepares it here first, where the proxy sees the statement. Drivers do so on UNPREPARED.
-          if (!this.#prepared.get(id)) return this.#reply(frame, { error: unpreparedHere(id) });
-          return this.#forward(frame, started, { executeId: id });
+          const statement = this.#prepared.get(id);
+          if (!statement) return this.#reply(frame, { error: unpreparedHere(id) });
+          const replica = statement.partitionKey && this.#replicaFor(body, frame.version, statement.partitionKey);
+          if (this.#context.router) (replica ? this.#context.metrics.routedToReplica : this.#context.metrics.routedOrdinary).inc();
+          return this.#forward(frame, started, replica ? { executeId: id, replica } : { executeId: id });
         }
         const execute = decodeExecute(body, frame.version);
         const answer = this.#context.intercept.execute(execute.id, execute.parameters, this);
@@ -252,9 +267,10 @@ export class ClientConnection {
         this.#checkedBody(frame);
         return this.#forward(frame, started);
       case Opcode.AUTH_RESPONSE:
-        this.#checkedBody(frame);
+        this.#replicas?.authResponseSent(this.#checkedBody(frame), frame.flags);
         return this.#forward(frame, started, {
           answered: (opcode) => {
+            this.#replicas?.authAnswered(opcode);
             this.#handshake.authAnswered(opcode);
             if (opcode === Opcode.AUTH_SUCCESS) this.#context.established(this);
           },
@@ -318,8 +334,18 @@ export class ClientConnection {
     // v5 compresses segments, not frame bodies.
     if (frame.version < 5) this.#codec = codec;
     this.#handshake.startupSent();
+    this.#replicas?.close();
+    this.#replicas = this.#context.router
+      ? new ReplicaConnections(frame.version, {
+          connect: (node, version, onClose) => this.#context.connectNode(node, version, onClose),
+          timeout: this.#context.config.backend.requestTimeout,
+          retryAfter: this.#context.config.backend.connectTimeout,
+        })
+      : undefined;
+    this.#replicas?.startupSent(frame.body, frame.flags, compression === 'lz4');
     this.#forward(frame, started, {
-      answered: (opcode) => {
+      answered: (opcode, response) => {
+        this.#replicas?.startupAnswered(opcode, opcode === Opcode.AUTHENTICATE ? this.#authenticator(response) : undefined);
         this.#handshake.startupAnswered(opcode);
         if (opcode === Opcode.READY) this.#context.established(this);
         if (frame.version < 5 || (opcode !== Opcode.READY && opcode !== Opcode.AUTHENTICATE)) return;
@@ -351,11 +377,57 @@ export class ClientConnection {
     }
     this.#inFlight++;
     const backend = this.#backend;
+    if (forwarding?.replica && backend && !backend.closed && this.#relayToReplica(forwarding.replica, backend, frame, started, forwarding))
+      return;
     if (backend && !backend.closed) return this.#relay(backend, frame, started, forwarding);
     this.#backendConnection().then(
       (connection) => this.#relay(connection, frame, started, forwarding),
       (error: unknown) => this.#fail(frame, error),
     );
+  }
+
+  /**
+   * The node of the partition a prepared EXECUTE binds, when it can be told: v4+ metadata names
+   * the key's markers, the values are bound by position, and the keyspace's strategy is known.
+   */
+  #replicaFor(body: Buffer, version: number, key: { keyspace: string; indexes: readonly number[] }): RingNode | undefined {
+    const router = this.#context.router;
+    if (!router || !this.#replicas?.usable) return undefined;
+    const components = executeValues(body, version, key.indexes);
+    return components && router.replicaFor(key.keyspace, components);
+  }
+
+  /**
+   * Sends a routed EXECUTE to its replica, over the client's first connection when that is on the
+   * replica, else over this client's connection to the replica (opened on first use). False when
+   * it cannot go there now (the caller sends it the ordinary way).
+   */
+  #relayToReplica(replica: RingNode, primary: BackendConnection, frame: Frame, started: number, forwarding: Forwarding): boolean {
+    if (primary.address.host === replica.host && primary.address.port === replica.port) {
+      this.#relay(primary, frame, started, forwarding);
+      return true;
+    }
+    const connection = this.#replicas?.connection(replica);
+    if (!connection) return false;
+    if (!(connection instanceof Promise)) {
+      this.#relay(connection, frame, started, forwarding);
+      return true;
+    }
+    void connection.then((opened) => {
+      if (this.#closed) return this.#fail(frame, new BackendConnectionError('the client connection closed'));
+      const backend = opened && !opened.closed ? opened : this.#backend;
+      if (!backend || backend.closed) return this.#fail(frame, new BackendConnectionError('the backend connection closed'));
+      this.#relay(backend, frame, started, forwarding);
+    });
+    return true;
+  }
+
+  #authenticator(response: Frame): string | undefined {
+    try {
+      return decodeAuthenticate(this.#responseBody(response)).authenticator;
+    } catch {
+      return undefined;
+    }
   }
 
   #relay(backend: BackendConnection, frame: Frame, started: number, forwarding: Forwarding | undefined): void {
@@ -409,7 +481,7 @@ export class ClientConnection {
       this.#write(frame.stream, response.opcode, response.flags, response.body);
     }
     this.#context.metrics.forwardedDuration.observe((performance.now() - started) / 1e3);
-    forwarding?.answered?.(response.opcode);
+    forwarding?.answered?.(response.opcode, response);
   }
 
   /** A RESULT rewritten before the client sees it; one the proxy cannot rewrite is not passed on as it is. */
@@ -457,6 +529,9 @@ export class ClientConnection {
     const statement = this.#prepared.get(id);
     if (!statement) return response;
     const version = request.version;
+    // A connection of its own to a replica holds the keyspace the statement was prepared in, so the
+    // id comes out the same (v5 names it in the PREPARE).
+    if (version < 5 && statement.keyspace && this.#replicas?.owns(backend)) await this.#replicas.useKeyspace(backend, statement.keyspace);
     const prepared = await backend.request(
       Opcode.PREPARE,
       encodePrepare(statement.keyspace && version >= 5 ? statement : { query: statement.query }, version),
@@ -479,7 +554,8 @@ export class ClientConnection {
     // RESULT Prepared: [int] kind 4, then the [short bytes] id; nothing more needs decoding.
     if (body.length < 6 || body.readInt32BE(0) !== 4) return;
     const length = body.readUInt16BE(4);
-    this.#prepared.set(Buffer.from(body.subarray(6, 6 + length)), statement);
+    const partitionKey = this.#context.router ? preparedPartitionKey(body, this.#version ?? 4) : undefined;
+    this.#prepared.set(Buffer.from(body.subarray(6, 6 + length)), partitionKey ? { ...statement, partitionKey } : statement);
     this.#context.metrics.preparedCache.set(this.#prepared.size);
   }
 
@@ -581,6 +657,7 @@ export class ClientConnection {
     this.#context.buffers.move(this.#buffered, 0);
     this.#buffered = 0;
     this.#backend?.close();
+    this.#replicas?.close();
     this.#context.forget(this);
   }
 
@@ -602,6 +679,7 @@ export class ClientConnection {
       this.#closed = true;
       this.socket.end();
       this.#backend?.close();
+      this.#replicas?.close();
       // The client's FIN (or the drain's timeout) closes the socket; until then it stays counted.
       this.socket.once('close', () => this.#context.forget(this));
     });

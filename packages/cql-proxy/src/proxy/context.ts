@@ -10,6 +10,8 @@ import type { ClientConnection, LocalAnswer } from './client-connection.js';
 import type { FrameCompression } from '../protocol/compression.js';
 import type { PreparedCache } from './prepared-cache.js';
 import type { BufferBudget } from './buffer-budget.js';
+import type { BackendAddress } from './backend-connection.js';
+import type { ReplicaRouter } from '../routing/replica-router.js';
 
 /** A statement to forward whose RESULT the proxy must rewrite before the client sees it. */
 export interface Rewrite {
@@ -48,6 +50,10 @@ export interface ProxyContext {
   codec(name: string): FrameCompression | undefined;
   /** A new connection to a local-DC backend node, spread across nodes, skipping ones that fail. */
   connectBackend(version: number, onClose: () => void): Promise<BackendConnection>;
+  /** Picks the replica node for a routed EXECUTE; undefined when `routing.replicas` is off. */
+  readonly router: ReplicaRouter | undefined;
+  /** A new connection to this node (a replica), which is closed when the node turns sick. */
+  connectNode(node: BackendAddress, version: number, onClose: () => void): Promise<BackendConnection>;
   /**
    * After a DDL answered on `coordinator`: resolves once the backend nodes agree on the schema, or
    * after `backend.schemaAgreementTimeout` (never rejects). `body` decompresses a response frame.

@@ -32,6 +32,8 @@ import { DRAINING_MESSAGE } from './peer-probe.js';
 import { peerProbeFor } from './peer-probe-setup.js';
 import { PreparedCache } from './prepared-cache.js';
 import { createSystemTableIntercept } from './system-intercept.js';
+import { ReplicaRouter } from '../routing/replica-router.js';
+import type { NodeHealth } from './node-health.js';
 
 const startedAt = Date.now();
 
@@ -124,6 +126,13 @@ export class CqlProxy {
       },
       codec: (name) => (this.#backend.view.compression.includes(name) ? frameCompression(name) : undefined),
       connectBackend: (version, onClose) => this.#pool.connect(version, onClose),
+      router: config.routing.replicas
+        ? new ReplicaRouter(
+            () => this.#backend.view.routing,
+            (node) => this.#backend.health.isHealthy(node),
+          )
+        : undefined,
+      connectNode: (node, version, onClose) => this.#pool.connectTo(node, version, onClose),
       draining: () => this.#draining,
       awaitSchemaAgreement: async (coordinator, body) => {
         const timeout = config.backend.schemaAgreementTimeout;
@@ -147,6 +156,11 @@ export class CqlProxy {
       },
       buffers: new BufferBudget(config.connections.maxBufferedBytes),
     };
+  }
+
+  /** Which backend nodes answer (what routing and new client connections avoid). */
+  get backendHealth(): NodeHealth {
+    return this.#backend.health;
   }
 
   get port(): number {

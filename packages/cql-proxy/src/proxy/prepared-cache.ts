@@ -1,7 +1,11 @@
+import type { PartitionKeyMarkers } from '../routing/prepared-key.js';
+
 /** A statement as it was prepared: enough to prepare it again on another node. */
 export interface PreparedStatement {
   readonly query: string;
   readonly keyspace: string | undefined;
+  /** Where its partition key is bound, when requests can be routed by it. */
+  readonly partitionKey?: PartitionKeyMarkers;
 }
 
 /**

@@ -61,6 +61,7 @@ const backendView = (): BackendView => ({
   peersColumns: [],
   peersV2Columns: undefined,
   nodes: [],
+  routing: { ring: [], replication: new Map(), localDataCenter: 'datacenter1' },
 });
 
 /**
@@ -128,6 +129,9 @@ export async function scriptedProxy(script: Script): Promise<{
     supportedOptions: () => new Map([['CQL_VERSION', ['3.4.7']]]),
     codec: () => undefined,
     connectBackend: () => Promise.resolve(connection),
+    // One scripted node: nothing to route to.
+    router: undefined,
+    connectNode: () => Promise.reject(new Error('not scripted')),
     draining: () => false,
     eventsSince: () => [],
     forget: (client) => clients.delete(client),
