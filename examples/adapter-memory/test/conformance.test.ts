@@ -11,6 +11,8 @@ discoveryConformance(
   { describe, test },
   {
     name: 'example memory adapter (loaded by package name)',
+    capabilities: { register: true },
+    faults: { outage: true, restart: true },
     propagation: 2000,
     async service() {
       scope = `conformance-${Math.random().toString(36).slice(2)}`;
@@ -21,11 +23,23 @@ discoveryConformance(
         add: async (e) => r.put(service, { ...e, metadata: {} }),
         setReady: async (id, ready) => r.put(service, { ...r.endpoints(service).find((e) => e.id === id)!, ready }),
         remove: async (id) => r.delete(service, id),
+        outage: { begin: async () => r.outage(true), end: async () => r.outage(false) },
+        restart: async (during) => {
+          r.outage(true);
+          try {
+            await during();
+          } finally {
+            r.outage(false);
+          }
+        },
+        forget: async (id) => r.delete(service, id),
         cleanup: async () => void (await Promise.all(opened.splice(0).map((m) => m.close()))),
       };
     },
     factory: async () => {
-      const muster = await createMuster({ discovery: { adapter: '@muster-examples/adapter-memory', options: { scope } } });
+      const muster = await createMuster({
+        discovery: { adapter: '@muster-examples/adapter-memory', options: { scope, renewInterval: '200ms', retryDelay: '50ms' } },
+      });
       opened.push(muster);
       return muster.discovery;
     },

@@ -1,6 +1,6 @@
 import { createHeartbeatStore, createLock, defineAdapter, InvalidArgumentError, s, type AdapterContext, type Infer } from '@muster/core';
 import { ConsulClient, connectionFromEnv, readPem, type ConsulTls } from './client.js';
-import { ConsulDiscovery } from './discovery.js';
+import { consulDiscovery } from './discovery.js';
 import { ConsulHeartbeatBackend } from './heartbeat.js';
 import { ConsulLockBackend } from './lock.js';
 
@@ -91,7 +91,7 @@ export default defineAdapter({
   name: 'consul',
   options: optionsSchema,
   discovery(options, context) {
-    return new ConsulDiscovery(connect(options, context), {
+    return consulDiscovery(connect(options, context), {
       health: options.health,
       readyOnWarning: options.readyOnWarning,
       watchWait: options.watchWait,
@@ -127,7 +127,7 @@ export default defineAdapter({
 });
 
 export { ConsulClient, missingRule, type ConsulConnectionOptions } from './client.js';
-export { ConsulDiscovery, type ConsulDiscoveryOptions } from './discovery.js';
+export { ConsulDiscoveryBackend, consulDiscovery, type ConsulDiscoveryOptions } from './discovery.js';
 export { ConsulLockBackend, type ConsulLockOptions } from './lock.js';
 export { ConsulHeartbeatBackend, type ConsulHeartbeatOptions } from './heartbeat.js';
 export { toEndpoints, toServiceDefinition, type HealthEntry } from './health.js';

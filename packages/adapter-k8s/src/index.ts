@@ -11,7 +11,7 @@ import {
   type Infer,
 } from '@muster/core';
 import { connect } from './client.js';
-import { EndpointSliceDiscovery } from './discovery.js';
+import { endpointSliceDiscovery } from './discovery.js';
 import { LeaseHeartbeatBackend } from './heartbeat.js';
 import { LeaseLockBackend } from './lock.js';
 
@@ -85,7 +85,7 @@ export default defineAdapter({
   name: 'kubernetes',
   options: optionsSchema,
   async discovery(options, context) {
-    return new EndpointSliceDiscovery({
+    return endpointSliceDiscovery({
       client: await connectFor(options, context),
       port: options.port,
       resync: options.resync,
@@ -115,7 +115,7 @@ export default defineAdapter({
 });
 
 export { connect, KubeClient, KubernetesError, kubernetesError, resolveConnection, type ConnectionOptions } from './client.js';
-export { EndpointSliceDiscovery, type EndpointSliceDiscoveryOptions } from './discovery.js';
+export { EndpointSliceBackend, endpointSliceDiscovery, type EndpointSliceDiscoveryOptions } from './discovery.js';
 export { endpointsFromSlices, mergeCandidates, sliceCandidates, type EndpointSliceObject } from './endpoint-slices.js';
 export { ServiceEndpoints } from './service-endpoints.js';
 export { LeaseLockBackend, type LeaseLockOptions } from './lock.js';

@@ -1,18 +1,34 @@
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { createMuster, type Muster } from '@muster/core';
 import { discoveryConformance, heartbeatConformance, lockConformance, type DiscoveryControl } from '@muster/core/testing';
+import { startTcpProxy, type TcpProxy } from '../../../scripts/testenv/tcp-proxy.mjs';
 import { adminConfig, createNamespace, deleteNamespace, entry } from './k8s-testenv.js';
 
 const runner = { describe: entry ? describe : describe.skip, test };
 let namespace = 'default';
 let musters: Muster[] = [];
 
+// The discovery clients reach the apiserver through a loopback TCP proxy, so the suite can cut
+// them off (outage) or break every connection (restart) without touching the shared server; TLS
+// passes through it end to end. The suite's own admin client goes direct.
+let proxy: TcpProxy | undefined;
+let proxiedKubeconfig = '';
+
 beforeAll(async () => {
-  if (entry) namespace = await createNamespace('muster-conformance');
+  if (!entry) return;
+  namespace = await createNamespace('muster-conformance');
+  const server = new URL(entry.server);
+  proxy = await startTcpProxy({ target: { host: server.hostname, port: Number(server.port) } });
+  proxiedKubeconfig = join(mkdtempSync(join(tmpdir(), 'muster-k8s-conformance-')), 'kubeconfig');
+  writeFileSync(proxiedKubeconfig, readFileSync(entry.kubeconfig, 'utf8').replace(entry.server, `https://${proxy.address}`));
 });
 afterAll(async () => {
   await Promise.allSettled(musters.map((m) => m.close()));
+  await proxy?.close();
   if (entry) await deleteNamespace(namespace);
 });
 
@@ -38,8 +54,12 @@ heartbeatConformance(runner, {
 });
 
 let serial = 0;
+let attemptsAtBegin = 0;
 discoveryConformance(runner, {
   name: 'kubernetes EndpointSlices',
+  // The EndpointSlice controller registers pods; Muster writes no slices.
+  capabilities: { register: false },
+  faults: { outage: true, restart: true },
   propagation: 5000,
   async service(): Promise<DiscoveryControl> {
     const api = adminConfig().makeApiClient(k8s.DiscoveryV1Api);
@@ -63,12 +83,31 @@ discoveryConformance(runner, {
         await api.replaceNamespacedEndpointSlice({ name: sliceName(id), namespace, body: current });
       },
       remove: async (id) => void (await api.deleteNamespacedEndpointSlice({ name: sliceName(id), namespace })),
+      outage: {
+        begin: async () => {
+          attemptsAtBegin = proxy!.accepted;
+          proxy!.refuse(true);
+          proxy!.dropConnections();
+        },
+        end: async () => proxy!.refuse(false),
+        attempts: () => proxy!.accepted - attemptsAtBegin,
+      },
+      restart: async (during) => {
+        proxy!.refuse(true);
+        proxy!.dropConnections();
+        try {
+          await during();
+        } finally {
+          proxy!.refuse(false);
+        }
+      },
       cleanup: async () => {
+        proxy!.refuse(false);
         await Promise.all(musters.map((m) => m.close()));
         musters = [];
         await api.deleteCollectionNamespacedEndpointSlice({ namespace, labelSelector: `kubernetes.io/service-name=${service}` });
       },
     };
   },
-  factory: async () => (await port('discovery')).discovery,
+  factory: async () => (await port('discovery', { kubeconfig: proxiedKubeconfig })).discovery,
 });

@@ -1,5 +1,5 @@
-import { createHeartbeatStore, createLock, defineAdapter, InvalidArgumentError, s, type Infer } from '@muster/core';
-import { StaticDiscovery } from './discovery.js';
+import { createDiscovery, createHeartbeatStore, createLock, defineAdapter, InvalidArgumentError, s, type Infer } from '@muster/core';
+import { StaticDiscoveryBackend } from './discovery.js';
 import { StaticHeartbeatBackend } from './heartbeat.js';
 import { StaticLockBackend } from './lock.js';
 import { findSelf, membersSchema, selfSchema, toEndpoints } from './members.js';
@@ -44,13 +44,14 @@ export default defineAdapter({
     }
     const members = options.members ?? [];
     const self = options.file ? undefined : findSelf(members, options.self, context.describe(['self']));
-    return new StaticDiscovery({
+    const backend = new StaticDiscoveryBackend({
       ...(options.service !== undefined ? { service: options.service } : {}),
       members: toEndpoints(members, context.describe(['members'])),
       ...(options.file !== undefined ? { file: options.file } : {}),
       baseDir: context.configDir,
       ...(self ? { self } : {}),
     });
+    return createDiscovery(backend);
   },
   lock(options, context) {
     return createLock(new StaticLockBackend({ scope: options.scope, holder: options.holder, clock: context.clock }), {
@@ -67,6 +68,6 @@ export default defineAdapter({
   },
 });
 
-export { StaticDiscovery } from './discovery.js';
+export { StaticDiscoveryBackend, type StaticDiscoveryOptions } from './discovery.js';
 export { StaticLockBackend } from './lock.js';
 export { StaticHeartbeatBackend } from './heartbeat.js';

@@ -71,3 +71,6 @@ export { builtinAdapters, importAdapter } from './runtime/resolve.js';
 export { createMuster, Muster, type CreateOptions } from './runtime/muster.js';
 export { checkConfig, type CheckOptions, type CheckedConfig, type CheckedPort } from './runtime/check.js';
 export { redactSecrets, redacted } from './runtime/redact.js';
+export { createDiscovery, type DiscoveryClientOptions } from './discovery/create-discovery.js';
+export type { DiscoveryBackend, DiscoveryView, DiscoveryCallOptions, RegistrationBackend } from './discovery/backend.js';
+export type { DiscoveryBackoff } from './discovery/watch-loop.js';

@@ -6,6 +6,12 @@
  *   lockConformance({ describe, test }, { name: 'my-adapter', factory: () => makeLock(), ttl: 2000 });
  */
 export { lockConformance, type LockSuiteOptions } from './lock.js';
-export { discoveryConformance, type DiscoverySuiteOptions, type DiscoveryControl } from './discovery.js';
+export {
+  discoveryConformance,
+  type DiscoverySuiteOptions,
+  type DiscoveryControl,
+  type DiscoveryCapabilities,
+  type DiscoveryOutage,
+} from './discovery.js';
 export { heartbeatConformance, type HeartbeatSuiteOptions } from './heartbeat.js';
 export { eventually, nextWithin, nextMatching, uniqueName, type SuiteRunner } from './runner.js';

@@ -1,0 +1,19 @@
+import type { Discovery, DiscoveryEvent, Endpoint } from '../ports/discovery.js';
+import type { DiscoveryControl, DiscoverySuiteOptions } from './discovery.js';
+
+/** What the Discovery suite hands its case files: one test setup, shared by all of them. */
+export interface DiscoveryCases {
+  readonly options: DiscoverySuiteOptions;
+  readonly propagation: number;
+  readonly test: (name: string, fn: () => Promise<void>) => void;
+  readonly setup: () => Promise<{ discovery: Discovery; control: DiscoveryControl }>;
+}
+
+export const idsOf = (endpoints: readonly Endpoint[]) => endpoints.map((e) => e.id);
+
+export type ChangeEvent = Extract<DiscoveryEvent, { endpoint: Endpoint }>;
+
+export const isChange = (e: DiscoveryEvent): e is ChangeEvent => 'endpoint' in e;
+
+/** How long a backend may take to come back into use after an outage: one full backoff (30 s) and some. */
+export const retryWindow = (propagation: number) => propagation * 2 + 35_000;
