@@ -15,5 +15,5 @@ export type ChangeEvent = Extract<DiscoveryEvent, { endpoint: Endpoint }>;
 
 export const isChange = (e: DiscoveryEvent): e is ChangeEvent => 'endpoint' in e;
 
-/** How long a backend may take to come back into use after an outage: one full backoff (30 s) and some. */
-export const retryWindow = (propagation: number) => propagation * 2 + 35_000;
+/** How long a backend may take to come back into use, or a forgotten registration to return (see DiscoverySuiteOptions.recovery). */
+export const retryWindow = (options: DiscoverySuiteOptions, propagation: number) => options.recovery ?? propagation * 2 + 35_000;

@@ -29,7 +29,7 @@ export function discoveryFaultCases(runner: SuiteRunner, { propagation, test, se
 
       await outage.begin();
       try {
-        const degraded = await nextWithin(watch, retryWindow(propagation), 'a degraded event once the backend was unreachable');
+        const degraded = await nextWithin(watch, retryWindow(options, propagation), 'a degraded event once the backend was unreachable');
         assert.equal(degraded.type, 'degraded', `expected degraded first, got ${summary(degraded)}`);
         assert.deepEqual(idsOf(degraded.endpoints), ['steady'], 'degraded must carry the last known endpoints, never an empty list');
         const code = (degraded as Extract<DiscoveryEvent, { type: 'degraded' }>).error?.code;
@@ -42,7 +42,7 @@ export function discoveryFaultCases(runner: SuiteRunner, { propagation, test, se
           await eventually(
             'two more attempts during the outage',
             async () => (outage.attempts!() >= seen + 2 ? true : undefined),
-            retryWindow(propagation),
+            retryWindow(options, propagation),
           );
         }
       } finally {
@@ -51,7 +51,7 @@ export function discoveryFaultCases(runner: SuiteRunner, { propagation, test, se
 
       const after: DiscoveryEvent[] = [];
       while (!after.some((e) => isChange(e) && e.endpoint.id === 'joined-in-outage')) {
-        after.push(await nextWithin(watch, retryWindow(propagation), 'the change made during the outage'));
+        after.push(await nextWithin(watch, retryWindow(options, propagation), 'the change made during the outage'));
         assert.ok(after.length <= 10, `no convergence after the outage: ${after.map(summary).join(' ')}`);
       }
       assert.deepEqual(
@@ -95,7 +95,11 @@ export function discoveryFaultCases(runner: SuiteRunner, { propagation, test, se
           .sort()
           .join() === 'arrives,stays' && state.get('stays')?.ready === false;
       while (!converged()) {
-        const event = await nextWithin(watch, retryWindow(propagation), `convergence after the restart (so far: ${seen.join(' ')})`);
+        const event = await nextWithin(
+          watch,
+          retryWindow(options, propagation),
+          `convergence after the restart (so far: ${seen.join(' ')})`,
+        );
         seen.push(summary(event));
         if (isChange(event)) {
           const id = event.endpoint.id;

@@ -60,7 +60,12 @@ export function registrationCases(runner: SuiteRunner, { propagation, test, setu
     await nextMatching(watch, change('added', 'self-2'), propagation, 'the registration to be watched');
     await control.forget('self-2');
     await nextMatching(watch, change('removed', 'self-2'), propagation, 'the forgotten registration to be gone');
-    await nextMatching(watch, change('added', 'self-2'), retryWindow(propagation), 'the forgotten registration to be registered again');
+    await nextMatching(
+      watch,
+      change('added', 'self-2'),
+      retryWindow(options, propagation),
+      'the forgotten registration to be registered again',
+    );
     await discovery.deregister();
     await nextMatching(watch, change('removed', 'self-2'), propagation, 'the deregistration to be watched');
     await watch.return?.();

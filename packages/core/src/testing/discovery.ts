@@ -2,6 +2,7 @@ import type { Discovery, DiscoveryEvent, Endpoint } from '../ports/discovery.js'
 import { assert, cleaningRunner, eventually, nextMatching, nextWithin, type SuiteRunner } from './runner.js';
 import { discoveryFaultCases } from './discovery-faults.js';
 import { registrationCases } from './discovery-registration.js';
+import { retryWindow } from './discovery-cases.js';
 
 /** What the suite needs to change a service's membership in the real backend. */
 export interface DiscoveryControl {
@@ -64,6 +65,11 @@ export interface DiscoverySuiteOptions {
   readonly service: () => Promise<DiscoveryControl>;
   /** How long a change may take to reach a watch (ms; default 10 s). */
   readonly propagation?: number;
+  /**
+   * How long a watch may take to use the backend again after an outage, and a forgotten
+   * registration to be restored (ms; default 2 × propagation + 35 s: one full 30 s backoff).
+   */
+  readonly recovery?: number;
   readonly timeout?: number;
 }
 
@@ -88,7 +94,7 @@ const ids = (endpoints: readonly Endpoint[]) => endpoints.map((e) => e.id);
  */
 export function discoveryConformance(runner: SuiteRunner, options: DiscoverySuiteOptions): void {
   const propagation = options.propagation ?? 10_000;
-  const timeout = options.timeout ?? propagation * 4 + 20_000;
+  const timeout = options.timeout ?? propagation * 4 + 2 * retryWindow(options, propagation);
   const { open, defer, test } = cleaningRunner(runner, timeout);
   const setup = async () => {
     const control = await options.service();
