@@ -6,6 +6,7 @@ import Consul from 'consul';
 import { createMuster, type Muster } from '@muster/core';
 import { discoveryConformance, heartbeatConformance, lockConformance, uniqueName, type DiscoveryControl } from '@muster/core/testing';
 import { testServer } from '../../../scripts/testenv/state.mjs';
+import { proxyFaults } from '../../../scripts/testenv/proxy-faults.mjs';
 import { startTcpProxy, type TcpProxy } from '../../../scripts/testenv/tcp-proxy.mjs';
 
 interface ConsulEntry {
@@ -20,7 +21,6 @@ let musters: Muster[] = [];
 // off (outage) or break every connection (restart) without touching the shared agent; the
 // suite's own operator client goes direct.
 let proxy: TcpProxy | undefined;
-let attemptsAtBegin = 0;
 beforeAll(async () => {
   if (!entry) return;
   const [host, port] = entry.address.split(':');
@@ -89,24 +89,7 @@ discoveryConformance(runner, {
         ids.delete(id);
         await consul.agent.service.deregister({ id });
       },
-      outage: {
-        begin: async () => {
-          attemptsAtBegin = proxy!.accepted;
-          proxy!.refuse(true);
-          proxy!.dropConnections();
-        },
-        end: async () => proxy!.refuse(false),
-        attempts: () => proxy!.accepted - attemptsAtBegin,
-      },
-      restart: async (during) => {
-        proxy!.refuse(true);
-        proxy!.dropConnections();
-        try {
-          await during();
-        } finally {
-          proxy!.refuse(false);
-        }
-      },
+      ...proxyFaults(proxy!),
       // An operator's deregister: the agent forgets the service and its TTL check.
       forget: async (id) => void (await consul.agent.service.deregister({ id })),
       cleanup: async () => {

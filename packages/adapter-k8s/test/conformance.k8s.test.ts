@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { createMuster, type Muster } from '@muster/core';
 import { discoveryConformance, heartbeatConformance, lockConformance, type DiscoveryControl } from '@muster/core/testing';
+import { proxyFaults } from '../../../scripts/testenv/proxy-faults.mjs';
 import { startTcpProxy, type TcpProxy } from '../../../scripts/testenv/tcp-proxy.mjs';
 import { adminConfig, createNamespace, deleteNamespace, entry } from './k8s-testenv.js';
 
@@ -54,7 +55,6 @@ heartbeatConformance(runner, {
 });
 
 let serial = 0;
-let attemptsAtBegin = 0;
 discoveryConformance(runner, {
   name: 'kubernetes EndpointSlices',
   // The EndpointSlice controller registers pods; Muster writes no slices.
@@ -83,24 +83,7 @@ discoveryConformance(runner, {
         await api.replaceNamespacedEndpointSlice({ name: sliceName(id), namespace, body: current });
       },
       remove: async (id) => void (await api.deleteNamespacedEndpointSlice({ name: sliceName(id), namespace })),
-      outage: {
-        begin: async () => {
-          attemptsAtBegin = proxy!.accepted;
-          proxy!.refuse(true);
-          proxy!.dropConnections();
-        },
-        end: async () => proxy!.refuse(false),
-        attempts: () => proxy!.accepted - attemptsAtBegin,
-      },
-      restart: async (during) => {
-        proxy!.refuse(true);
-        proxy!.dropConnections();
-        try {
-          await during();
-        } finally {
-          proxy!.refuse(false);
-        }
-      },
+      ...proxyFaults(proxy!),
       cleanup: async () => {
         proxy!.refuse(false);
         await Promise.all(musters.map((m) => m.close()));

@@ -1,10 +1,10 @@
 // The watch loop against a scripted API: what it does on 410, on a broken watch, on a refused
 // first list, and how it backs off (through the injected delay, so no real time passes).
 import { describe, expect, test } from '@jest/globals';
-import type { DiscoveryEvent } from '@muster/core';
 import { KubernetesError, type KubeClient, type ListResult, type WatchEvent } from '../src/client.js';
 import { endpointSliceDiscovery } from '../src/discovery.js';
 import type { EndpointSliceObject } from '../src/endpoint-slices.js';
+import { eventSummary as summary, takeEvents as take } from '@muster/core/testing';
 
 const slice = (name: string, ...pods: [string, string][]): EndpointSliceObject => ({
   metadata: { name, resourceVersion: '1' },
@@ -50,16 +50,6 @@ function scripted(steps: Step[]) {
   };
   return { client: client as unknown as KubeClient, calls };
 }
-
-async function take(iterable: AsyncIterable<DiscoveryEvent>, n: number): Promise<DiscoveryEvent[]> {
-  const out: DiscoveryEvent[] = [];
-  for await (const event of iterable) {
-    out.push(event);
-    if (out.length === n) break;
-  }
-  return out;
-}
-const summary = (e: DiscoveryEvent) => `${e.type}${'endpoint' in e ? `:${e.endpoint.id}` : ''}[${e.endpoints.map((x) => x.id).join(',')}]`;
 
 describe('EndpointSlice discovery watch loop (backend + core createDiscovery)', () => {
   test('410 Gone relists at once, without degraded, and emits the diff', async () => {

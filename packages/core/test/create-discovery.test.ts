@@ -8,11 +8,11 @@ import {
   EventChannel,
   InvalidArgumentError,
   type DiscoveryBackend,
-  type DiscoveryEvent,
   type DiscoveryView,
   type Endpoint,
   type Registration,
 } from '../src/index.js';
+import { eventSummary as summary, takeEvents as take } from '../src/testing/index.js';
 
 const endpoint = (id: string, ready = true): Endpoint => ({
   id,
@@ -51,16 +51,6 @@ function scripted(streams: Stream[], extra: Partial<DiscoveryBackend> = {}) {
   };
   return { backend, calls };
 }
-
-async function take(iterable: AsyncIterable<DiscoveryEvent>, n: number): Promise<DiscoveryEvent[]> {
-  const out: DiscoveryEvent[] = [];
-  for await (const event of iterable) {
-    out.push(event);
-    if (out.length === n) break;
-  }
-  return out;
-}
-const summary = (e: DiscoveryEvent) => `${e.type}${'endpoint' in e ? `:${e.endpoint.id}` : ''}[${e.endpoints.map((x) => x.id).join(',')}]`;
 
 describe('createDiscovery watch', () => {
   test('one degraded per outage however many attempts fail, with the last endpoints; then recovered and the diff', async () => {

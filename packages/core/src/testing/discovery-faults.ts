@@ -1,8 +1,6 @@
 import type { DiscoveryEvent, Endpoint } from '../ports/discovery.js';
-import { idsOf, isChange, retryWindow, type DiscoveryCases } from './discovery-cases.js';
+import { eventSummary, idsOf, isChange, retryWindow, watching, type DiscoveryCases } from './discovery-cases.js';
 import { assert, eventually, nextWithin, skipCase, type SuiteRunner } from './runner.js';
-
-const summary = (e: DiscoveryEvent) => `${e.type}${isChange(e) ? `:${e.endpoint.id}` : ''}[${idsOf(e.endpoints).join(',')}]`;
 
 /**
  * The faults a watch must survive: a backend that fails and recovers (one `degraded` per outage,
@@ -17,20 +15,12 @@ export function discoveryFaultCases(runner: SuiteRunner, { propagation, test, se
       const { discovery, control } = await setup();
       const outage = control.outage;
       assert.ok(outage, `${options.name}: the control has no outage; declare faults.outage = false to skip this case`);
-      await control.add({ id: 'steady', address: '127.0.0.31', port: 9042, ready: true });
-      await eventually(
-        'the first endpoint to be listed',
-        async () => ((await discovery.list(control.service)).length === 1 ? true : undefined),
-        propagation,
-      );
-      const watch = discovery.watch(control.service)[Symbol.asyncIterator]();
-      const snapshot = await nextWithin(watch, propagation, 'initial snapshot');
-      assert.deepEqual(idsOf(snapshot.endpoints), ['steady']);
+      const { watch } = await watching(discovery, control, [{ id: 'steady', address: '127.0.0.31', port: 9042, ready: true }], propagation);
 
       await outage.begin();
       try {
         const degraded = await nextWithin(watch, retryWindow(options, propagation), 'a degraded event once the backend was unreachable');
-        assert.equal(degraded.type, 'degraded', `expected degraded first, got ${summary(degraded)}`);
+        assert.equal(degraded.type, 'degraded', `expected degraded first, got ${eventSummary(degraded)}`);
         assert.deepEqual(idsOf(degraded.endpoints), ['steady'], 'degraded must carry the last known endpoints, never an empty list');
         const code = (degraded as Extract<DiscoveryEvent, { type: 'degraded' }>).error?.code;
         assert.match(String(code), /^MUSTER_/, 'degraded.error is not a MusterError');
@@ -52,10 +42,10 @@ export function discoveryFaultCases(runner: SuiteRunner, { propagation, test, se
       const after: DiscoveryEvent[] = [];
       while (!after.some((e) => isChange(e) && e.endpoint.id === 'joined-in-outage')) {
         after.push(await nextWithin(watch, retryWindow(options, propagation), 'the change made during the outage'));
-        assert.ok(after.length <= 10, `no convergence after the outage: ${after.map(summary).join(' ')}`);
+        assert.ok(after.length <= 10, `no convergence after the outage: ${after.map(eventSummary).join(' ')}`);
       }
       assert.deepEqual(
-        after.map(summary),
+        after.map(eventSummary),
         ['recovered[steady]', 'added:joined-in-outage[joined-in-outage,steady]'],
         'after an outage: exactly recovered, then the difference (a second degraded means one per failed attempt)',
       );
@@ -70,16 +60,15 @@ export function discoveryFaultCases(runner: SuiteRunner, { propagation, test, se
       const { discovery, control } = await setup();
       const restart = control.restart?.bind(control);
       assert.ok(restart, `${options.name}: the control has no restart(); declare faults.restart = false to skip this case`);
-      await control.add({ id: 'leaves', address: '127.0.0.51', port: 9042, ready: true });
-      await control.add({ id: 'stays', address: '127.0.0.52', port: 9042, ready: true });
-      await eventually(
-        'both endpoints to be listed',
-        async () => ((await discovery.list(control.service)).length === 2 ? true : undefined),
+      const { watch, snapshot } = await watching(
+        discovery,
+        control,
+        [
+          { id: 'leaves', address: '127.0.0.51', port: 9042, ready: true },
+          { id: 'stays', address: '127.0.0.52', port: 9042, ready: true },
+        ],
         propagation,
       );
-      const watch = discovery.watch(control.service)[Symbol.asyncIterator]();
-      const snapshot = await nextWithin(watch, propagation, 'initial snapshot');
-      assert.deepEqual(idsOf(snapshot.endpoints), ['leaves', 'stays']);
 
       await restart(async () => {
         await control.remove('leaves');
@@ -100,7 +89,7 @@ export function discoveryFaultCases(runner: SuiteRunner, { propagation, test, se
           retryWindow(options, propagation),
           `convergence after the restart (so far: ${seen.join(' ')})`,
         );
-        seen.push(summary(event));
+        seen.push(eventSummary(event));
         if (isChange(event)) {
           const id = event.endpoint.id;
           if (event.type === 'added') assert.ok(!state.has(id), `duplicate: added ${id}, which was already there (${seen.join(' ')})`);

@@ -1,6 +1,6 @@
 import type { DiscoveryEvent } from '../ports/discovery.js';
-import { idsOf, isChange, retryWindow, type DiscoveryCases } from './discovery-cases.js';
-import { assert, eventually, nextMatching, nextWithin, skipCase, type SuiteRunner } from './runner.js';
+import { idsOf, isChange, retryWindow, seeded, type DiscoveryCases } from './discovery-cases.js';
+import { assert, nextMatching, nextWithin, skipCase, type SuiteRunner } from './runner.js';
 
 const change = (type: 'added' | 'removed', id: string) => (e: DiscoveryEvent) => isChange(e) && e.type === type && e.endpoint.id === id;
 
@@ -19,12 +19,7 @@ export function registrationCases(runner: SuiteRunner, { propagation, test, setu
     // The opposite case: a documented no-op must be one.
     test('register() is a no-op where the adapter cannot register: it resolves and lists nothing new', async () => {
       const { discovery, control } = await setup();
-      await control.add({ id: 'configured', address: '127.0.0.40', port: 9042, ready: true });
-      await eventually(
-        'the endpoint to be listed',
-        async () => ((await discovery.list(control.service)).length === 1 ? true : undefined),
-        propagation,
-      );
+      await seeded(discovery, control, [{ id: 'configured', address: '127.0.0.40', port: 9042, ready: true }], propagation);
       await discovery.register(self(control.service, 'not-registered'));
       assert.deepEqual(idsOf(await discovery.list(control.service)), ['configured'], 'register() changed the membership');
       await discovery.deregister();

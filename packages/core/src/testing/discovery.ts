@@ -2,7 +2,7 @@ import type { Discovery, DiscoveryEvent, Endpoint } from '../ports/discovery.js'
 import { assert, cleaningRunner, eventually, nextMatching, nextWithin, type SuiteRunner } from './runner.js';
 import { discoveryFaultCases } from './discovery-faults.js';
 import { registrationCases } from './discovery-registration.js';
-import { retryWindow } from './discovery-cases.js';
+import { retryWindow, watching } from './discovery-cases.js';
 
 /** What the suite needs to change a service's membership in the real backend. */
 export interface DiscoveryControl {
@@ -125,16 +125,7 @@ export function discoveryConformance(runner: SuiteRunner, options: DiscoverySuit
 
     test('watch starts with a snapshot, then reports add, ready flip and remove with the full state', async () => {
       const { discovery, control } = await setup();
-      await control.add({ id: 'first', address: '127.0.0.21', port: 9042, ready: true });
-      await eventually(
-        'the first endpoint to be listed',
-        async () => ((await discovery.list(control.service)).length === 1 ? true : undefined),
-        propagation,
-      );
-      const watch = discovery.watch(control.service)[Symbol.asyncIterator]();
-      const snapshot = await nextWithin(watch, propagation, 'initial snapshot');
-      assert.equal(snapshot.type, 'snapshot', 'the first item was not a snapshot');
-      assert.deepEqual(ids(snapshot.endpoints), ['first']);
+      const { watch } = await watching(discovery, control, [{ id: 'first', address: '127.0.0.21', port: 9042, ready: true }], propagation);
 
       await control.add({ id: 'second', address: '127.0.0.22', port: 9042, ready: true });
       const added = await nextMatching(watch, (e) => e.type !== 'degraded' && e.type !== 'recovered', propagation, 'added event');

@@ -13,5 +13,6 @@ export {
   type DiscoveryCapabilities,
   type DiscoveryOutage,
 } from './discovery.js';
+export { eventSummary, takeEvents } from './discovery-cases.js';
 export { heartbeatConformance, type HeartbeatSuiteOptions } from './heartbeat.js';
 export { eventually, nextWithin, nextMatching, uniqueName, type SuiteRunner } from './runner.js';
