@@ -91,8 +91,10 @@ export class EndpointSliceBackend implements DiscoveryBackend {
     const labelSelector = this.#selector(service);
     // Slice by slice, so one watch event costs the size of its slice (see ServiceEndpoints).
     const state = new ServiceEndpoints();
-    const apply = (changes: Iterable<readonly [string, readonly Candidate[] | undefined]>) => {
-      state.update(changes);
+    // Core diffs the views, so ServiceEndpoints' own events are not needed: a relist (thousands of
+    // changes) is applied silently, in one sort; a watch event incrementally, in one array copy per change.
+    const apply = (changes: Iterable<readonly [string, readonly Candidate[] | undefined]>, relist = false) => {
+      state.update(changes, { silent: relist });
       this.#noteSelf((pod) => state.get(pod));
       return state.endpoints;
     };
@@ -102,7 +104,7 @@ export class EndpointSliceBackend implements DiscoveryBackend {
       const listed = new Map<string, readonly Candidate[] | undefined>();
       for (const name of state.sliceNames) listed.set(name, undefined);
       for (const slice of list.items) listed.set(slice.metadata?.name ?? '', sliceCandidates(slice, this.#selection));
-      yield apply(listed);
+      yield apply(listed, true);
       let resourceVersion = list.resourceVersion;
       const resyncAt = this.#clock.now() + this.#resync;
       try {
