@@ -1,15 +1,47 @@
-import { ClosedError, type Discovery, type DiscoveryEvent, type Endpoint, type Registration, type WaitOptions } from '@muster/core';
-import { anySignal, EventChannel } from '@muster/core/adapter';
+import { type Endpoint, type Registration } from '@muster/core';
+import { EventChannel, type DiscoveryBackend, type DiscoveryCallOptions, type RegistrationBackend } from '@muster/core/adapter';
 import type { Registry } from './registry.js';
 
-/** Discovery over the in-process registry; `register` puts this process in it, `close` takes it out. */
-export class MemoryDiscovery implements Discovery {
-  readonly #registry: Registry;
-  readonly #closing = new AbortController();
-  #registered: Registration | undefined;
+const unreachable = () => Object.assign(new Error('memory registry unreachable (outage)'), { code: 'ECONNREFUSED' });
 
-  constructor(registry: Registry) {
+/**
+ * A Discovery backend over the in-process registry: all a third-party adapter writes. core's
+ * createDiscovery builds the port on it (snapshot, diffs, degraded / recovered, backoff, keeping
+ * the registration alive).
+ */
+export class MemoryBackend implements DiscoveryBackend {
+  readonly name = 'memory';
+  readonly #registry: Registry;
+  #registered: Registration | undefined;
+  readonly registration: RegistrationBackend;
+
+  constructor(registry: Registry, options: { renewInterval: number }) {
     this.#registry = registry;
+    const check = () => {
+      if (registry.down) throw unreachable();
+    };
+    this.registration = {
+      renewInterval: options.renewInterval,
+      register: async (self) => {
+        check();
+        this.#registered = self;
+        registry.put(self.service, {
+          id: self.id,
+          address: self.address,
+          port: self.port,
+          ...(self.ports ? { ports: self.ports } : {}),
+          ready: true,
+          metadata: { ...self.metadata },
+        });
+      },
+      // The registry forgets only when told to (a test playing an operator): report it, core re-registers.
+      renew: async (self) => (check(), registry.has(self.service, self.id)),
+      deregister: async (self) => {
+        this.#registered = undefined;
+        check();
+        registry.delete(self.service, self.id);
+      },
+    };
   }
 
   get self(): Endpoint | undefined {
@@ -17,48 +49,24 @@ export class MemoryDiscovery implements Discovery {
     return r && this.#registry.endpoints(r.service).find((e) => e.id === r.id);
   }
 
-  async list(service: string): Promise<Endpoint[]> {
-    this.#checkOpen();
-    return [...this.#registry.endpoints(service)];
+  async list(service: string): Promise<readonly Endpoint[]> {
+    if (this.#registry.down) throw unreachable();
+    return this.#registry.endpoints(service);
   }
 
-  watch(service: string, options?: WaitOptions): AsyncIterable<DiscoveryEvent> {
-    this.#checkOpen();
-    const signal = anySignal(options?.signal, this.#closing.signal);
+  async *views(service: string, { signal }: DiscoveryCallOptions): AsyncGenerator<readonly Endpoint[]> {
     let unsubscribe = () => {};
-    const channel = new EventChannel<DiscoveryEvent>(() => unsubscribe(), signal);
-    channel.push({ type: 'snapshot', endpoints: this.#registry.endpoints(service) });
-    const off = this.#registry.subscribe(service, (events) => events.forEach((e) => channel.push(e)));
+    const changes = new EventChannel<readonly Endpoint[]>(() => unsubscribe(), signal);
+    const off = this.#registry.subscribe(service, (endpoints) => changes.push(endpoints));
     unsubscribe = () => void off();
-    if (channel.stopped) off();
-    return channel;
-  }
-
-  async register(self: Registration): Promise<void> {
-    this.#checkOpen();
-    this.#registered = self;
-    this.#registry.put(self.service, {
-      id: self.id,
-      address: self.address,
-      port: self.port,
-      ...(self.ports ? { ports: self.ports } : {}),
-      ready: true,
-      metadata: { ...self.metadata },
-    });
-  }
-
-  async deregister(): Promise<void> {
-    if (!this.#registered) return;
-    this.#registry.delete(this.#registered.service, this.#registered.id);
-    this.#registered = undefined;
-  }
-
-  async close(): Promise<void> {
-    await this.deregister();
-    this.#closing.abort(new ClosedError('memory discovery'));
-  }
-
-  #checkOpen(): void {
-    if (this.#closing.signal.aborted) throw new ClosedError('memory discovery');
+    try {
+      yield await this.list(service);
+      for await (const endpoints of changes) {
+        if (this.#registry.down) throw unreachable();
+        yield endpoints;
+      }
+    } finally {
+      changes.end();
+    }
   }
 }

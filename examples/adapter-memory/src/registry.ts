@@ -1,34 +1,49 @@
-import type { DiscoveryEvent, Endpoint } from '@muster/core';
-import { EndpointSet } from '@muster/core/adapter';
+import { type Endpoint } from '@muster/core';
+import { byId } from '@muster/core/adapter';
 
-type Listener = (events: DiscoveryEvent[]) => void;
+type Listener = (endpoints: readonly Endpoint[]) => void;
 
 /**
  * Services by name, shared by every client in this process: what a real backend (a catalog
- * server) would hold. Each change is announced to the watchers of that service as diff events.
+ * server) would hold. Each change is announced to the watchers of that service as the whole new
+ * view; core's createDiscovery turns views into diff events. `outage(true)` makes every call fail,
+ * as an unreachable server would, so the conformance kit's fault cases run on the example too.
  */
 export class Registry {
-  readonly #services = new Map<string, { set: EndpointSet; byId: Map<string, Endpoint>; listeners: Set<Listener> }>();
+  readonly #services = new Map<string, { byId: Map<string, Endpoint>; listeners: Set<Listener> }>();
+  #down = false;
 
   #service(name: string) {
     let service = this.#services.get(name);
-    if (!service) this.#services.set(name, (service = { set: new EndpointSet(), byId: new Map(), listeners: new Set() }));
+    if (!service) this.#services.set(name, (service = { byId: new Map(), listeners: new Set() }));
     return service;
   }
 
+  get down(): boolean {
+    return this.#down;
+  }
+
+  /** While on, every call through MemoryBackend fails (ECONNREFUSED); watchers see their streams break. */
+  outage(on: boolean): void {
+    this.#down = on;
+    if (on) for (const service of this.#services.values()) for (const listener of service.listeners) listener([]);
+  }
+
   endpoints(name: string): readonly Endpoint[] {
-    return this.#service(name).set.endpoints;
+    return [...this.#service(name).byId.values()].sort(byId);
+  }
+
+  has(name: string, id: string): boolean {
+    return this.#service(name).byId.has(id);
   }
 
   put(name: string, endpoint: Endpoint): void {
-    const service = this.#service(name);
-    service.byId.set(endpoint.id, endpoint);
+    this.#service(name).byId.set(endpoint.id, endpoint);
     this.#publish(name);
   }
 
   delete(name: string, id: string): void {
-    const service = this.#service(name);
-    if (service.byId.delete(id)) this.#publish(name);
+    if (this.#service(name).byId.delete(id)) this.#publish(name);
   }
 
   subscribe(name: string, listener: Listener): () => void {
@@ -38,9 +53,9 @@ export class Registry {
   }
 
   #publish(name: string): void {
-    const service = this.#service(name);
-    const events = service.set.replace([...service.byId.values()]);
-    for (const listener of service.listeners) listener(events);
+    if (this.#down) return;
+    const endpoints = this.endpoints(name);
+    for (const listener of this.#service(name).listeners) listener(endpoints);
   }
 }
 

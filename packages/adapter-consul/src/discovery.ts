@@ -1,15 +1,11 @@
+import { BackendError, InvalidArgumentError, type Discovery, type Endpoint, type Registration } from '@muster/core';
 import {
-  BackendError,
-  ClosedError,
-  InvalidArgumentError,
-  MusterError,
-  type Discovery,
-  type DiscoveryEvent,
-  type Endpoint,
-  type Registration,
-  type WaitOptions,
-} from '@muster/core';
-import { anySignal, backoffDelay, byId, EndpointSet, EventChannel, isTransient, sleep, throwIfAborted } from '@muster/core/adapter';
+  createDiscovery,
+  type DiscoveryBackend,
+  type DiscoveryBackoff,
+  type DiscoveryCallOptions,
+  type RegistrationBackend,
+} from '@muster/core/adapter';
 import { blockingViews } from './blocking.js';
 import type { ConsulClient, ConsulResponse } from './client.js';
 import { toEndpoints, toServiceDefinition, type HealthEntry } from './health.js';
@@ -31,38 +27,43 @@ export interface ConsulDiscoveryOptions {
   readonly checkTtl: number;
   /** Consul removes a registration whose check stayed critical this long (ms; Consul's minimum is 1 min). */
   readonly deregisterCriticalAfter: number;
-  /** Backoff between failed watch queries (ms), with full jitter; injectable for tests. */
-  readonly retryDelay?: (attempt: number) => number;
-}
-
-interface Registered {
-  readonly registration: Registration;
-  readonly stop: AbortController;
-  readonly keeper: Promise<void>;
 }
 
 /**
- * Discovery from Consul's health API, and self-registration with a TTL check.
+ * Discovery from Consul's health API, and self-registration with a TTL check, as a backend for
+ * core's createDiscovery (which owns degraded / recovered, the diff, the backoff and keeping the
+ * registration alive).
  *
- * `list()` is one `/v1/health/service/<name>` call. `watch()` is a loop of blocking queries on the
- * same endpoint; each answer is a full view fed to an EndpointSet, so a missed change heals at the
- * next answer and a backend restart shows up as the difference. Failures are `degraded` events
- * that keep the last known endpoints; nothing is ever reported empty because Consul is down.
+ * `list()` is one `/v1/health/service/<name>` call. `views()` is a loop of blocking queries on the
+ * same endpoint; each answer is a full view, so a missed change heals at the next answer and a
+ * backend restart shows up as the difference.
  */
-export class ConsulDiscovery implements Discovery {
+export class ConsulDiscoveryBackend implements DiscoveryBackend {
+  readonly name = 'consul';
   readonly #client: ConsulClient;
   readonly #options: ConsulDiscoveryOptions;
-  readonly #closing = new AbortController();
-  readonly #watches = new Set<Promise<void>>();
-  #registered: Registered | undefined;
+  #registered: Registration | undefined;
+  /**
+   * Registers this process with the local agent, with a TTL check that core's keeper passes every
+   * third of its TTL. A pass that finds the check unknown (the agent restarted and forgot its
+   * services, or an operator deregistered it) reports the registration forgotten, and core
+   * registers again.
+   */
+  readonly registration: RegistrationBackend;
 
   constructor(client: ConsulClient, options: ConsulDiscoveryOptions) {
     this.#client = client;
     this.#options = options;
+    this.registration = {
+      renewInterval: Math.max(100, options.checkTtl / 3),
+      register: (self, o) => this.#register(self, o),
+      renew: (self, o) => this.#passCheck(self, o),
+      deregister: (self, o) => this.#deregister(self, o),
+    };
   }
 
   get self(): Endpoint | undefined {
-    const r = this.#registered?.registration;
+    const r = this.#registered;
     if (!r) return undefined;
     return {
       id: r.id,
@@ -72,11 +73,6 @@ export class ConsulDiscovery implements Discovery {
       ready: true,
       metadata: { ...r.metadata, ...(r.tags?.length ? { tags: r.tags.join(',') } : {}) },
     };
-  }
-
-  #signal(options?: WaitOptions): AbortSignal {
-    if (this.#closing.signal.aborted) throw new ClosedError('Consul discovery');
-    return anySignal(options?.signal, this.#closing.signal);
   }
 
   #query(service: string, signal: AbortSignal, index?: bigint, wait?: number): Promise<ConsulResponse<HealthEntry[]>> {
@@ -102,81 +98,20 @@ export class ConsulDiscovery implements Discovery {
     return toEndpoints(res.body ?? [], { readyOnWarning: this.#options.readyOnWarning });
   }
 
-  async list(service: string, options?: WaitOptions): Promise<Endpoint[]> {
-    const signal = this.#signal(options);
-    return this.#endpoints(service, await this.#query(service, signal)).sort(byId);
+  async list(service: string, { signal }: DiscoveryCallOptions): Promise<Endpoint[]> {
+    return this.#endpoints(service, await this.#query(service, signal));
   }
 
-  watch(service: string, options?: WaitOptions): AsyncIterable<DiscoveryEvent> {
-    const stop = new AbortController();
-    const signal = anySignal(this.#signal(options), stop.signal);
-    const channel = new EventChannel<DiscoveryEvent>(() => stop.abort(), signal);
-    const running = this.#run(service, signal, channel).finally(() => this.#watches.delete(running));
-    this.#watches.add(running);
-    return channel;
+  async *views(service: string, { signal }: DiscoveryCallOptions): AsyncGenerator<Endpoint[]> {
+    const answers = blockingViews((index, wait) => this.#query(service, signal, index, wait), {
+      signal,
+      wait: this.#options.watchWait,
+      minInterval: this.#options.minWatchInterval,
+    });
+    for await (const res of answers) yield this.#endpoints(service, res);
   }
 
-  async #run(service: string, signal: AbortSignal, channel: EventChannel<DiscoveryEvent>): Promise<void> {
-    const state = new EndpointSet();
-    let started = false;
-    let degraded = false;
-    const delay = this.#options.retryDelay ?? ((attempt: number) => backoffDelay(attempt));
-    for (let attempt = 0; !signal.aborted;) {
-      try {
-        const views = blockingViews((index, wait) => this.#query(service, signal, index, wait), {
-          signal,
-          wait: this.#options.watchWait,
-          minInterval: this.#options.minWatchInterval,
-        });
-        for await (const res of views) {
-          const endpoints = this.#endpoints(service, res);
-          attempt = 0;
-          if (!started) {
-            started = true;
-            state.replace(endpoints);
-            channel.push({ type: 'snapshot', endpoints: state.endpoints });
-            continue;
-          }
-          if (degraded) {
-            degraded = false;
-            channel.push({ type: 'recovered', endpoints: state.endpoints });
-          }
-          for (const event of state.replace(endpoints)) channel.push(event);
-        }
-      } catch (error) {
-        if (signal.aborted) break;
-        const err = MusterError.is(error) ? error : new BackendError('consul', String(error), { cause: error });
-        if (!started && !isTransient(err)) {
-          // A wrong token or datacenter will not fix itself: say so instead of waiting forever.
-          channel.fail(err);
-          return;
-        }
-        if (started && !degraded) {
-          degraded = true;
-          channel.push({ type: 'degraded', error: err, endpoints: state.endpoints });
-        }
-        await sleep(delay(attempt++), signal).catch(() => undefined);
-      }
-    }
-    channel.end();
-  }
-
-  /**
-   * Registers this process with the local agent, with a TTL check that a background keeper passes
-   * every third of its TTL. When a pass finds the check unknown (the agent restarted and forgot
-   * its services, or an operator deregistered it) the keeper registers again.
-   */
-  async register(self: Registration, options?: WaitOptions): Promise<void> {
-    const signal = this.#signal(options);
-    if (this.#registered && this.#registered.registration.id !== self.id) await this.deregister(options);
-    else if (this.#registered) await this.#stopKeeper();
-    await this.#registerWithAgent(self, signal);
-    const stop = new AbortController();
-    const keeper = this.#keep(self, anySignal(stop.signal, this.#closing.signal));
-    this.#registered = { registration: self, stop, keeper };
-  }
-
-  async #registerWithAgent(self: Registration, signal: AbortSignal): Promise<void> {
+  async #register(self: Registration, { signal }: DiscoveryCallOptions): Promise<void> {
     const definition = toServiceDefinition(self, {
       checkTtl: this.#options.checkTtl,
       deregisterCriticalAfter: this.#options.deregisterCriticalAfter,
@@ -189,64 +124,48 @@ export class ConsulDiscovery implements Discovery {
       purpose: `register service '${self.service}' (id ${self.id}) with the agent`,
       rule: `service "${self.service}" { policy = "write" }`,
     });
+    this.#registered = self;
   }
 
-  async #keep(self: Registration, signal: AbortSignal): Promise<void> {
+  async #passCheck(self: Registration, { signal }: DiscoveryCallOptions): Promise<boolean> {
     const checkId = `service:${self.id}`;
-    const interval = Math.max(100, this.#options.checkTtl / 3);
-    let failures = 0;
-    while (!signal.aborted) {
-      try {
-        // A keeper timer must not hold an otherwise finished process open.
-        await sleep(failures === 0 ? interval : Math.min(interval, backoffDelay(failures - 1, 200, interval)), signal, { unref: true });
-        const res = await this.#client.put(`/v1/agent/check/pass/${encodeURIComponent(checkId)}`, {
-          accept: [404, 500],
-          signal,
-          local: true,
-          purpose: `pass TTL check ${checkId}`,
-          rule: `service "${self.service}" { policy = "write" }`,
-        });
-        if (res.status === 404 || (res.status === 500 && /Unknown check|does not have associated TTL|not found/i.test(String(res.body)))) {
-          await this.#registerWithAgent(self, signal);
-        } else if (res.status === 500) {
-          throw new BackendError('consul', `pass TTL check ${checkId}: HTTP 500: ${String(res.body).slice(0, 200)}`, { status: 500 });
-        }
-        failures = 0;
-      } catch {
-        // Agent down or restarting: try again sooner than the interval, the check's TTL is running.
-        if (!signal.aborted) failures++;
-      }
-    }
-  }
-
-  async #stopKeeper(): Promise<void> {
-    const r = this.#registered;
-    if (!r) return;
-    r.stop.abort();
-    await r.keeper;
-  }
-
-  async deregister(options?: WaitOptions): Promise<void> {
-    const r = this.#registered;
-    if (!r) return;
-    await this.#stopKeeper();
-    this.#registered = undefined;
-    throwIfAborted(options?.signal, 'deregister()');
-    await this.#client.put(`/v1/agent/service/deregister/${encodeURIComponent(r.registration.id)}`, {
-      accept: [404],
-      signal: anySignal(options?.signal, AbortSignal.timeout(5000)),
+    const res = await this.#client.put(`/v1/agent/check/pass/${encodeURIComponent(checkId)}`, {
+      accept: [404, 500],
+      signal,
       local: true,
-      purpose: `deregister service id ${r.registration.id}`,
-      rule: `service "${r.registration.service}" { policy = "write" }`,
+      purpose: `pass TTL check ${checkId}`,
+      rule: `service "${self.service}" { policy = "write" }`,
+    });
+    if (res.status === 404 || (res.status === 500 && /Unknown check|does not have associated TTL|not found/i.test(String(res.body)))) {
+      return false;
+    }
+    if (res.status === 500) {
+      throw new BackendError('consul', `pass TTL check ${checkId}: HTTP 500: ${String(res.body).slice(0, 200)}`, { status: 500 });
+    }
+    return true;
+  }
+
+  async #deregister(self: Registration, { signal }: DiscoveryCallOptions): Promise<void> {
+    this.#registered = undefined;
+    await this.#client.put(`/v1/agent/service/deregister/${encodeURIComponent(self.id)}`, {
+      accept: [404],
+      signal,
+      local: true,
+      purpose: `deregister service id ${self.id}`,
+      rule: `service "${self.service}" { policy = "write" }`,
     });
   }
 
-  async close(): Promise<void> {
-    if (this.#closing.signal.aborted) return;
-    this.#closing.abort(new ClosedError('Consul discovery'));
-    // Deregistering first means peers stop routing here before this process goes away.
-    const deregistered = this.#registered ? this.deregister().catch(() => undefined) : Promise.resolve();
-    await Promise.allSettled([deregistered, ...this.#watches]);
+  close(): Promise<void> {
     this.#client.close();
+    return Promise.resolve();
   }
+}
+
+/** The Discovery port on Consul; `backoff` is injectable so tests run it without real time. */
+export function consulDiscovery(
+  client: ConsulClient,
+  options: ConsulDiscoveryOptions & { backoff?: Partial<DiscoveryBackoff> },
+): Discovery {
+  return createDiscovery(new ConsulDiscoveryBackend(client, options), options.backoff ? { backoff: options.backoff } : {});
 }

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '@muster/core';
 import { createHeartbeatStore, createLock, defineAdapter, s, type AdapterContext, type Infer } from '@muster/core/adapter';
 import { ConsulClient, connectionFromEnv, readPem, type ConsulTls } from './client.js';
-import { ConsulDiscovery } from './discovery.js';
+import { consulDiscovery } from './discovery.js';
 import { ConsulHeartbeatBackend } from './heartbeat.js';
 import { ConsulLockBackend } from './lock.js';
 
@@ -93,7 +93,7 @@ export default defineAdapter({
   core: '^0.1.0',
   options: optionsSchema,
   discovery(options, context) {
-    return new ConsulDiscovery(connect(options, context), {
+    return consulDiscovery(connect(options, context), {
       health: options.health,
       readyOnWarning: options.readyOnWarning,
       watchWait: options.watchWait,

@@ -1,11 +1,13 @@
 // The core conformance suites against the real Consul dev agent (`npm run testenv -- up consul`).
 // The agent runs with session_ttl_min = 1s, so the suites can use short ttls; lock-delay is 0 here
 // (lock.consul.test.ts covers a non-zero one).
-import { afterAll, describe, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import Consul from 'consul';
 import { createMuster, type Muster } from '@muster/core';
 import { discoveryConformance, heartbeatConformance, lockConformance, uniqueName, type DiscoveryControl } from '@muster/core/testing';
 import { testServer } from '../../../scripts/testenv/state.mjs';
+import { proxyFaults } from '../../../scripts/testenv/proxy-faults.mjs';
+import { startTcpProxy, type TcpProxy } from '../../../scripts/testenv/tcp-proxy.mjs';
 
 interface ConsulEntry {
   address: string;
@@ -15,8 +17,18 @@ interface ConsulEntry {
 const entry = testServer<ConsulEntry>('consul');
 const runner = { describe: entry ? describe : describe.skip, test };
 let musters: Muster[] = [];
+// The discovery clients reach the agent through a loopback TCP proxy, so the suite can cut them
+// off (outage) or break every connection (restart) without touching the shared agent; the
+// suite's own operator client goes direct.
+let proxy: TcpProxy | undefined;
+beforeAll(async () => {
+  if (!entry) return;
+  const [host, port] = entry.address.split(':');
+  proxy = await startTcpProxy({ target: { host: host!, port: Number(port) } });
+});
 afterAll(async () => {
   await Promise.allSettled(musters.map((m) => m.close()));
+  await proxy?.close();
 });
 
 async function port(name: 'discovery' | 'lock' | 'heartbeat', options: Record<string, unknown> = {}): Promise<Muster> {
@@ -49,6 +61,8 @@ heartbeatConformance(runner, {
 
 discoveryConformance(runner, {
   name: 'consul',
+  capabilities: { register: true },
+  faults: { outage: true, restart: true },
   propagation: 5000,
   async service(): Promise<DiscoveryControl> {
     // node-consul plays the operator: an independent client registering services and checks.
@@ -75,12 +89,17 @@ discoveryConformance(runner, {
         ids.delete(id);
         await consul.agent.service.deregister({ id });
       },
+      ...proxyFaults(proxy!),
+      // An operator's deregister: the agent forgets the service and its TTL check.
+      forget: async (id) => void (await consul.agent.service.deregister({ id })),
       cleanup: async () => {
+        proxy!.refuse(false);
         await Promise.allSettled([...ids].map((id) => consul.agent.service.deregister({ id })));
         await Promise.allSettled(musters.map((m) => m.close()));
         musters = [];
       },
     };
   },
-  factory: async () => (await port('discovery')).discovery,
+  // checkTtl 1.5 s: the registration is renewed (and restored when forgotten) every 0.5 s.
+  factory: async () => (await port('discovery', { address: proxy!.address, checkTtl: '1500ms' })).discovery,
 });

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DiscoveryEvent } from '@muster/core';
 import { ConsulClient } from '../src/client.js';
-import { ConsulDiscovery } from '../src/discovery.js';
+import { consulDiscovery } from '../src/discovery.js';
 import type { HealthEntry } from '../src/health.js';
 
 type Step = { status: number; index?: number; body: unknown };
@@ -41,14 +41,14 @@ const instance = (id: string): HealthEntry => ({
 });
 
 const discovery = () =>
-  new ConsulDiscovery(new ConsulClient({ address }), {
+  consulDiscovery(new ConsulClient({ address }), {
     health: 'all',
     readyOnWarning: false,
     watchWait: 1000,
     minWatchInterval: 0,
     checkTtl: 10_000,
     deregisterCriticalAfter: 60_000,
-    retryDelay: () => 10,
+    backoff: { initialMs: 10, maxMs: 10 },
   });
 
 /** Waits until the scripted agent has been asked `n` times (the watch loop runs on by itself). */

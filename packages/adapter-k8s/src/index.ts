@@ -4,7 +4,7 @@ import type { BeatOptions, HeartbeatStore } from '@muster/core';
 import { createHeartbeatStore, createLock, defineAdapter, s, type AdapterContext, type Infer } from '@muster/core/adapter';
 import { connect } from './client.js';
 import { kubeConfigOption } from './kube-config-option.js';
-import { EndpointSliceDiscovery } from './discovery.js';
+import { endpointSliceDiscovery } from './discovery.js';
 import { LeaseHeartbeatBackend } from './heartbeat.js';
 import { LeaseLockBackend } from './lock.js';
 
@@ -81,7 +81,7 @@ export default defineAdapter({
   core: '^0.1.0',
   options: optionsSchema,
   async discovery(options, context) {
-    return new EndpointSliceDiscovery({
+    return endpointSliceDiscovery({
       client: await connectFor(options, context),
       port: options.port,
       resync: options.resync,

@@ -1,10 +1,10 @@
 // The watch loop against a scripted API: what it does on 410, on a broken watch, on a refused
 // first list, and how it backs off (through the injected delay, so no real time passes).
 import { describe, expect, test } from '@jest/globals';
-import type { DiscoveryEvent } from '@muster/core';
 import { KubernetesError, type KubeClient, type ListResult, type WatchEvent } from '../src/client.js';
-import { EndpointSliceDiscovery } from '../src/discovery.js';
+import { endpointSliceDiscovery } from '../src/discovery.js';
 import type { EndpointSliceObject } from '../src/endpoint-slices.js';
+import { eventSummary as summary, takeEvents as take } from '@muster/core/testing';
 
 const slice = (name: string, ...pods: [string, string][]): EndpointSliceObject => ({
   metadata: { name, resourceVersion: '1' },
@@ -51,17 +51,7 @@ function scripted(steps: Step[]) {
   return { client: client as unknown as KubeClient, calls };
 }
 
-async function take(iterable: AsyncIterable<DiscoveryEvent>, n: number): Promise<DiscoveryEvent[]> {
-  const out: DiscoveryEvent[] = [];
-  for await (const event of iterable) {
-    out.push(event);
-    if (out.length === n) break;
-  }
-  return out;
-}
-const summary = (e: DiscoveryEvent) => `${e.type}${'endpoint' in e ? `:${e.endpoint.id}` : ''}[${e.endpoints.map((x) => x.id).join(',')}]`;
-
-describe('EndpointSliceDiscovery watch loop', () => {
+describe('EndpointSlice discovery watch loop (backend + core createDiscovery)', () => {
   test('410 Gone relists at once, without degraded, and emits the diff', async () => {
     const { client, calls } = scripted([
       { list: [slice('s1', ['a', '10.0.0.1'])] },
@@ -69,9 +59,10 @@ describe('EndpointSliceDiscovery watch loop', () => {
       { list: [slice('s2', ['b', '10.0.0.2']), slice('s3', ['c', '10.0.0.3'])] },
     ]);
     const delays: number[] = [];
-    const d = new EndpointSliceDiscovery({ client, delay: async (ms) => void delays.push(ms) });
+    const d = endpointSliceDiscovery({ client, backoff: { delay: async (ms) => void delays.push(ms) } });
     const events = await take(d.watch('svc'), 4);
-    expect(events.map(summary)).toEqual(['snapshot[a]', 'added:b[a,b]', 'removed:a[b]', 'added:c[b,c]']);
+    // The relist's changes come from one view: each carries the state after all of them (the port allows it).
+    expect(events.map(summary)).toEqual(['snapshot[a]', 'added:b[a,b]', 'removed:a[b,c]', 'added:c[b,c]']);
     expect(delays).toEqual([]);
     expect(calls.slice(0, 3)).toEqual(['list', 'watch@101', 'list']);
     await d.close();
@@ -86,7 +77,7 @@ describe('EndpointSliceDiscovery watch loop', () => {
       { list: [slice('s1', ['a', '10.0.0.1'], ['b', '10.0.0.2'])] },
     ]);
     const delays: number[] = [];
-    const d = new EndpointSliceDiscovery({ client, delay: async (ms) => void delays.push(ms), backoff: { random: () => 1 } });
+    const d = endpointSliceDiscovery({ client, backoff: { delay: async (ms) => void delays.push(ms), random: () => 1 } });
     const events = await take(d.watch('svc'), 4);
     expect(events.map(summary)).toEqual(['snapshot[a]', 'degraded[a]', 'recovered[a]', 'added:b[a,b]']);
     expect(delays).toEqual([800, 1600, 3200]);
@@ -103,7 +94,7 @@ describe('EndpointSliceDiscovery watch loop', () => {
       { list: [slice('s1', ['a', '10.0.0.1'])] },
     ]);
     const delays: number[] = [];
-    const d = new EndpointSliceDiscovery({ client, delay: async (ms) => void delays.push(ms), backoff: { random: () => 1 } });
+    const d = endpointSliceDiscovery({ client, backoff: { delay: async (ms) => void delays.push(ms), random: () => 1 } });
     const events = await take(d.watch('svc'), 3);
     expect(events.map((e) => e.type)).toEqual(['snapshot', 'degraded', 'recovered']);
     // The scripted watch failure comes first (the loop watches after the first list).
@@ -113,7 +104,7 @@ describe('EndpointSliceDiscovery watch loop', () => {
 
   test('a refused first list (403) fails the stream with the error instead of retrying silently', async () => {
     const { client } = scripted([{ list: failure(403, 'Forbidden') }]);
-    const d = new EndpointSliceDiscovery({ client, delay: async () => undefined });
+    const d = endpointSliceDiscovery({ client, backoff: { delay: async () => undefined } });
     await expect(take(d.watch('svc'), 1)).rejects.toMatchObject({ status: 403 });
     await d.close();
   });
@@ -128,7 +119,7 @@ describe('EndpointSliceDiscovery watch loop', () => {
       { list: [slice('s1', ['a', '10.0.0.9'])] },
     ]);
     const clock = { now: () => (now += 70_000) };
-    const d = new EndpointSliceDiscovery({ client, resync: 60_000, clock });
+    const d = endpointSliceDiscovery({ client, resync: 60_000, clock });
     const events = await take(d.watch('svc'), 2);
     expect(events.map(summary)).toEqual(['snapshot[a]', 'updated:a[a]']);
     expect(calls.filter((c) => c === 'list')).toHaveLength(3);
@@ -137,7 +128,7 @@ describe('EndpointSliceDiscovery watch loop', () => {
 
   test('list is one call, nothing left running; self is the POD_NAME endpoint once seen', async () => {
     const { client, calls } = scripted([{ list: [slice('s1', ['me', '10.0.0.5'], ['other', '10.0.0.6'])] }]);
-    const d = new EndpointSliceDiscovery({ client, podName: 'me' });
+    const d = endpointSliceDiscovery({ client, podName: 'me' });
     expect(d.self).toBeUndefined();
     expect((await d.list('svc')).map((e) => e.id)).toEqual(['me', 'other']);
     expect(calls).toEqual(['list']);

@@ -4,23 +4,39 @@ import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { createMuster, type Muster } from '@muster/core';
 import { discoveryConformance, heartbeatConformance, lockConformance, type DiscoveryControl } from '@muster/core/testing';
+import { proxyFaults } from '../../../scripts/testenv/proxy-faults.mjs';
+import { startTcpProxy, type TcpProxy } from '../../../scripts/testenv/tcp-proxy.mjs';
 import { adminConfig, createNamespace, deleteNamespace, entry } from './k8s-testenv.js';
 
-export function kubernetesConformance(title: string, connection: () => Record<string, unknown>): void {
+/**
+ * `proxied`, when given, connects through another server address: the discovery clients then reach
+ * the apiserver through a loopback TCP proxy, so the suite can cut them off (outage) or break every
+ * connection (restart) without touching the shared server (TLS passes through it end to end).
+ */
+export function kubernetesConformance(
+  title: string,
+  connection: () => Record<string, unknown>,
+  proxied?: (server: string) => Record<string, unknown>,
+): void {
   const runner = { describe: entry ? describe : describe.skip, test };
   let namespace = 'default';
   let musters: Muster[] = [];
+  let proxy: TcpProxy | undefined;
 
   beforeAll(async () => {
-    if (entry) namespace = await createNamespace('muster-conformance');
+    if (!entry) return;
+    namespace = await createNamespace('muster-conformance');
+    const server = new URL(entry.server);
+    if (proxied) proxy = await startTcpProxy({ target: { host: server.hostname, port: Number(server.port) } });
   });
   afterAll(async () => {
     await Promise.allSettled(musters.map((m) => m.close()));
+    await proxy?.close();
     if (entry) await deleteNamespace(namespace);
   });
 
-  async function port(name: 'discovery' | 'lock' | 'heartbeat') {
-    const muster = await createMuster({ [name]: { adapter: 'kubernetes', options: { ...connection(), namespace } } });
+  async function port(name: 'discovery' | 'lock' | 'heartbeat', options = connection()) {
+    const muster = await createMuster({ [name]: { adapter: 'kubernetes', options: { ...options, namespace } } });
     musters.push(muster);
     return muster;
   }
@@ -41,6 +57,9 @@ export function kubernetesConformance(title: string, connection: () => Record<st
   let serial = 0;
   discoveryConformance(runner, {
     name: `kubernetes EndpointSlices (${title})`,
+    // The EndpointSlice controller registers pods; Muster writes no slices.
+    capabilities: { register: false },
+    faults: { outage: proxied !== undefined, restart: proxied !== undefined },
     propagation: 5000,
     async service(): Promise<DiscoveryControl> {
       const api = adminConfig().makeApiClient(k8s.DiscoveryV1Api);
@@ -64,13 +83,15 @@ export function kubernetesConformance(title: string, connection: () => Record<st
           await api.replaceNamespacedEndpointSlice({ name: sliceName(id), namespace, body: current });
         },
         remove: async (id) => void (await api.deleteNamespacedEndpointSlice({ name: sliceName(id), namespace })),
+        ...(proxy ? proxyFaults(proxy) : {}),
         cleanup: async () => {
+          proxy?.refuse(false);
           await Promise.all(musters.map((m) => m.close()));
           musters = [];
           await api.deleteCollectionNamespacedEndpointSlice({ namespace, labelSelector: `kubernetes.io/service-name=${service}` });
         },
       };
     },
-    factory: async () => (await port('discovery')).discovery,
+    factory: async () => (await port('discovery', proxy && proxied ? proxied(`https://${proxy.address}`) : connection())).discovery,
   });
 }

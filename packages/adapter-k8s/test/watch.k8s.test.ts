@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import type { DiscoveryEvent } from '@muster/core';
 import { eventually } from '@muster/core/testing';
 import { connect, endpointSlices, isGone, type KubeClient } from '../src/client.js';
-import { EndpointSliceDiscovery } from '../src/discovery.js';
+import { endpointSliceDiscovery } from '../src/discovery.js';
 import { adminConfig, createNamespace, deleteNamespace, entry } from './k8s-testenv.js';
 import { compactEtcd } from '../../../scripts/testenv/servers/k8s.mjs';
 
@@ -44,7 +44,7 @@ describeK8s('discovery watch across an API server restart and a compaction', () 
     await api().createNamespacedEndpointSlice({ namespace, body: slice('a', '10.8.0.1') });
     await api().createNamespacedEndpointSlice({ namespace, body: slice('b', '10.8.0.2') });
 
-    const discovery = new EndpointSliceDiscovery({ client: await connect({ kubeconfig: entry!.kubeconfig, namespace, baseDir: repo }) });
+    const discovery = endpointSliceDiscovery({ client: await connect({ kubeconfig: entry!.kubeconfig, namespace, baseDir: repo }) });
     const events: DiscoveryEvent[] = [];
     const consumer = (async () => {
       for await (const event of discovery.watch(service)) events.push(event);

@@ -1,7 +1,7 @@
 import { watch as watchFs, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { BackendError, ClosedError, MusterError, type Discovery, type DiscoveryEvent, type Endpoint, type WaitOptions } from '@muster/core';
-import { anySignal, EndpointSet, EventChannel, throwIfAborted } from '@muster/core/adapter';
+import { BackendError, type Endpoint } from '@muster/core';
+import { EventChannel, type DiscoveryBackend, type DiscoveryCallOptions, type DiscoveryView } from '@muster/core/adapter';
 import { readMembersFile } from './members.js';
 
 export interface StaticDiscoveryOptions {
@@ -18,13 +18,15 @@ export interface StaticDiscoveryOptions {
 }
 
 /**
- * Fixed membership. With `file`, membership can change: each watch re-reads the file when it
- * changes or the process gets SIGHUP, and emits the difference. Nothing runs unless a watch does.
+ * Fixed membership, as a Discovery backend (core's createDiscovery builds the port). With `file`,
+ * membership can change: each watch re-reads the file when it changes or the process gets SIGHUP.
+ * A broken file is an error view (core reports degraded, keeping the last good members) and the
+ * next good write recovers. There is no registration: membership is the configuration itself.
  */
-export class StaticDiscovery implements Discovery {
+export class StaticDiscoveryBackend implements DiscoveryBackend {
+  readonly name = 'static';
   readonly self: Endpoint | undefined;
   readonly #options: StaticDiscoveryOptions;
-  readonly #closing = new AbortController();
 
   constructor(options: StaticDiscoveryOptions) {
     this.#options = options;
@@ -37,83 +39,47 @@ export class StaticDiscovery implements Discovery {
     return [...(this.#options.members ?? [])];
   }
 
-  #signal(options?: WaitOptions): AbortSignal {
-    if (this.#closing.signal.aborted) throw new ClosedError('static discovery');
-    return anySignal(options?.signal, this.#closing.signal);
-  }
-
-  async list(service: string, options?: WaitOptions): Promise<Endpoint[]> {
-    throwIfAborted(this.#signal(options), 'list()');
+  async list(service: string): Promise<Endpoint[]> {
     return this.#read(service);
   }
 
-  watch(service: string, options?: WaitOptions): AsyncIterable<DiscoveryEvent> {
-    const stop = new AbortController();
-    const signal = anySignal(this.#signal(options), stop.signal);
-    const channel = new EventChannel<DiscoveryEvent>(() => stop.abort(), signal);
-    void this.#run(service, signal, channel);
-    return channel;
-  }
-
-  async #run(service: string, signal: AbortSignal, channel: EventChannel<DiscoveryEvent>): Promise<void> {
-    const state = new EndpointSet();
-    let degraded = false;
-    try {
-      state.replace(await this.#read(service));
-      channel.push({ type: 'snapshot', endpoints: state.endpoints });
-    } catch (error) {
-      channel.fail(error);
+  async *views(service: string, { signal }: DiscoveryCallOptions): AsyncGenerator<DiscoveryView> {
+    // A broken file at the start fails the watch: there is no last good membership to keep.
+    yield await this.#read(service);
+    const file = this.#options.file;
+    if (!file) {
+      await new Promise<void>((done) => (signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true })));
       return;
     }
-    const file = this.#options.file;
-    if (!file || signal.aborted) return;
-
     const path = resolve(this.#options.baseDir, file);
+    const settle = this.#options.settle ?? 50;
     let timer: NodeJS.Timeout | undefined;
+    let watcher: FSWatcher | undefined;
+    const changes = new EventChannel<DiscoveryView>(() => {
+      watcher?.close();
+      process.off('SIGHUP', reread);
+      clearTimeout(timer);
+    }, signal);
+    const refresh = () => {
+      void this.#read(service).then(
+        (endpoints) => changes.push(endpoints),
+        (error: unknown) => changes.push({ error }),
+      );
+    };
     const reread = () => {
       clearTimeout(timer);
-      timer = setTimeout(() => void refresh(), this.#options.settle ?? 50);
+      timer = setTimeout(refresh, settle);
     };
-    const refresh = async () => {
-      if (signal.aborted) return;
-      try {
-        const next = await this.#read(service);
-        if (degraded) {
-          degraded = false;
-          channel.push({ type: 'recovered', endpoints: state.endpoints });
-        }
-        for (const event of state.replace(next)) channel.push(event);
-      } catch (error) {
-        // A half-written or broken file keeps the last good membership: degraded, never empty.
-        degraded = true;
-        const err = MusterError.is(error) ? error : new BackendError('static', String(error), { cause: error });
-        channel.push({ type: 'degraded', error: err, endpoints: state.endpoints });
-      }
-    };
-    // Watch the folder, not the file: editors and config managers replace files by rename.
-    let watcher: FSWatcher | undefined;
     try {
+      // Watch the folder, not the file: editors and config managers replace files by rename.
       watcher = watchFs(dirname(path), (_event, name) => {
         if (name === null || name === basename(path)) reread();
       });
     } catch (error) {
-      channel.fail(new BackendError('static', `cannot watch ${path}: ${(error as Error).message}`, { cause: error }));
-      return;
+      changes.end();
+      throw new BackendError('static', `cannot watch ${path}: ${(error as Error).message}`, { cause: error });
     }
     process.on('SIGHUP', reread);
-    await new Promise<void>((done) => signal.addEventListener('abort', () => done(), { once: true }));
-    watcher.close();
-    process.off('SIGHUP', reread);
-    clearTimeout(timer);
-  }
-
-  async register(): Promise<void> {
-    // Static membership is the configuration itself: there is nothing to register with.
-  }
-
-  async deregister(): Promise<void> {}
-
-  async close(): Promise<void> {
-    this.#closing.abort(new ClosedError('static discovery'));
+    yield* changes;
   }
 }

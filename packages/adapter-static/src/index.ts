@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '@muster/core';
-import { createHeartbeatStore, createLock, defineAdapter, s, type Infer } from '@muster/core/adapter';
-import { StaticDiscovery } from './discovery.js';
+import { createDiscovery, createHeartbeatStore, createLock, defineAdapter, s, type Infer } from '@muster/core/adapter';
+import { StaticDiscoveryBackend } from './discovery.js';
 import { StaticHeartbeatBackend } from './heartbeat.js';
 import { StaticLockBackend } from './lock.js';
 import { findSelf, membersSchema, selfSchema, toEndpoints } from './members.js';
@@ -46,13 +46,14 @@ export default defineAdapter({
     }
     const members = options.members ?? [];
     const self = options.file ? undefined : findSelf(members, options.self, context.describe(['self']));
-    return new StaticDiscovery({
+    const backend = new StaticDiscoveryBackend({
       ...(options.service !== undefined ? { service: options.service } : {}),
       members: toEndpoints(members, context.describe(['members'])),
       ...(options.file !== undefined ? { file: options.file } : {}),
       baseDir: context.configDir,
       ...(self ? { self } : {}),
     });
+    return createDiscovery(backend);
   },
   lock(options, context) {
     return createLock(new StaticLockBackend({ scope: options.scope, holder: options.holder, clock: context.clock }), {

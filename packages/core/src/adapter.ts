@@ -1,7 +1,7 @@
 /**
  * @muster/core/adapter — what an adapter author builds with (the SDK beside the application API of
- * `@muster/core`): defineAdapter and the options schema builder, the Lock and Heartbeat backend
- * contracts that core turns into full ports, and the pieces adapters share (event channels,
+ * `@muster/core`): defineAdapter and the options schema builder, the Discovery, Lock and Heartbeat
+ * backend contracts that core turns into full ports, and the pieces adapters share (event channels,
  * endpoint sets, fencing tokens, abortable waits, what counts as transient). The port types and the
  * errors an adapter throws come from `@muster/core`.
  */
@@ -15,6 +15,9 @@ export {
   type HeartbeatRecord,
   type HeartbeatClientOptions,
 } from './coordination/heartbeat-client.js';
+export { createDiscovery, type DiscoveryClientOptions } from './discovery/create-discovery.js';
+export type { DiscoveryBackend, DiscoveryView, DiscoveryCallOptions, RegistrationBackend } from './discovery/backend.js';
+export type { DiscoveryBackoff } from './discovery/watch-loop.js';
 export { nextFencingToken, parseFencingToken, fencingTokenFloor } from './coordination/fencing-token.js';
 
 export { EventChannel } from './coordination/channel.js';

@@ -2,22 +2,11 @@
 // anything would prove nothing.
 import { describe, expect, it } from '@jest/globals';
 import type { Lock } from '../src/index.js';
-import { createLock, type LockBackend } from '../src/adapter.js';
-import { lockConformance, heartbeatConformance, type SuiteRunner } from '../src/testing/index.js';
+import { createLock, createHeartbeatStore, type LockBackend } from '../src/adapter.js';
+import { lockConformance, heartbeatConformance } from '../src/testing/index.js';
+import { failures } from './suite-failures.js';
 import { StaticLockBackend } from '../../adapter-static/src/lock.js';
-import { createHeartbeatStore } from '../src/adapter.js';
 import { StaticHeartbeatBackend } from '../../adapter-static/src/heartbeat.js';
-
-/** Runs a suite outside jest and returns the names of the tests that failed. */
-async function failures(register: (runner: SuiteRunner) => void, only?: RegExp): Promise<string[]> {
-  const tests: { name: string; fn: () => Promise<void> }[] = [];
-  register({ describe: (_n, fn) => fn(), test: (name, fn) => void tests.push({ name, fn }) });
-  const failed: string[] = [];
-  for (const t of tests.filter((t) => !only || only.test(t.name))) {
-    await t.fn().catch(() => failed.push(t.name));
-  }
-  return failed;
-}
 
 /** Grants every request: no mutual exclusion at all. */
 class GrantEverything implements LockBackend {

@@ -26,7 +26,7 @@ describe('@muster/core entries', () => {
   it('the adapter SDK is what an adapter builds with', () => {
     expect(names(adapter)).toEqual(
       [
-        ...['defineAdapter', 's', 'validate', 'createLock', 'createHeartbeatStore'],
+        ...['defineAdapter', 's', 'validate', 'createDiscovery', 'createLock', 'createHeartbeatStore'],
         ...['nextFencingToken', 'parseFencingToken', 'fencingTokenFloor', 'EventChannel', 'EndpointSet', 'byId', 'sameValue'],
         ...['isTransient', 'sleep', 'anySignal', 'throwIfAborted', 'backoffDelay', 'abortErrorFrom'],
       ].sort(),

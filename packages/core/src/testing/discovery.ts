@@ -1,5 +1,8 @@
 import type { Discovery, DiscoveryEvent, Endpoint } from '../ports/discovery.js';
 import { assert, cleaningRunner, eventually, nextMatching, nextWithin, type SuiteRunner } from './runner.js';
+import { discoveryFaultCases } from './discovery-faults.js';
+import { registrationCases } from './discovery-registration.js';
+import { retryWindow, watching } from './discovery-cases.js';
 
 /** What the suite needs to change a service's membership in the real backend. */
 export interface DiscoveryControl {
@@ -10,16 +13,63 @@ export interface DiscoveryControl {
   remove(id: string): Promise<void>;
   /** Removes whatever the test created. */
   cleanup?(): Promise<void>;
+  /**
+   * Makes the backend unreachable for the clients under test (not for this control, whose
+   * membership changes still land) until `end()`. Without it the outage case is skipped, and the
+   * suite says so.
+   */
+  readonly outage?: DiscoveryOutage;
+  /**
+   * The backend restarts under the clients: every open connection breaks, `during` changes
+   * membership while it is down, then it serves again. Without it the restart case is skipped.
+   */
+  restart?(during: () => Promise<void>): Promise<void>;
+  /**
+   * Removes a registration behind the client's back, as an operator or an agent that restarted
+   * without its state would. Needed by the re-registration case when the adapter can register.
+   */
+  forget?(id: string): Promise<void>;
+}
+
+export interface DiscoveryOutage {
+  begin(): Promise<void>;
+  end(): Promise<void>;
+  /**
+   * How many times the clients tried the backend since begin() (refused connections). With it the
+   * suite waits for retries during the outage, so "degraded once" is checked against real retries.
+   */
+  attempts?(): number;
+}
+
+/**
+ * What the adapter can do, declared by the adapter (abstract-level's manifest): the suite skips the
+ * cases of a missing feature by it, says so in the test name, and runs the opposite case instead.
+ */
+export interface DiscoveryCapabilities {
+  /**
+   * register() puts this process into the backend and keeps it there (Consul). false: register()
+   * is a documented no-op because the platform or the configuration is the registration
+   * (Kubernetes, static); the suite then checks that it changes nothing.
+   */
+  readonly register: boolean;
 }
 
 export interface DiscoverySuiteOptions {
   readonly name: string;
+  readonly capabilities: DiscoveryCapabilities;
+  /** Which faults the control can cause; a fault case the control cannot cause is skipped and says so. */
+  readonly faults: { readonly outage: boolean; readonly restart: boolean };
   /** A new client; called after `service()` for each test. */
   readonly factory: () => Discovery | Promise<Discovery>;
   /** A fresh, empty service for one test. */
   readonly service: () => Promise<DiscoveryControl>;
   /** How long a change may take to reach a watch (ms; default 10 s). */
   readonly propagation?: number;
+  /**
+   * How long a watch may take to use the backend again after an outage, and a forgotten
+   * registration to be restored (ms; default 2 × propagation + 35 s: one full 30 s backoff).
+   */
+  readonly recovery?: number;
   readonly timeout?: number;
 }
 
@@ -38,11 +88,13 @@ const ids = (endpoints: readonly Endpoint[]) => endpoints.map((e) => e.id);
 /**
  * The Discovery contract: list is sorted and complete, watch starts with a snapshot and reports
  * add / ready flip / remove each with the full snapshot, list equals the last snapshot, and a watch
- * ends on abort and on close.
+ * ends on abort and on close. Then the faults (discovery-faults.ts): a backend that fails and
+ * recovers, a backend restart mid-watch; and registration (discovery-registration.ts), by the
+ * adapter's capability manifest.
  */
 export function discoveryConformance(runner: SuiteRunner, options: DiscoverySuiteOptions): void {
   const propagation = options.propagation ?? 10_000;
-  const timeout = options.timeout ?? propagation * 4 + 20_000;
+  const timeout = options.timeout ?? propagation * 4 + 2 * retryWindow(options, propagation);
   const { open, defer, test } = cleaningRunner(runner, timeout);
   const setup = async () => {
     const control = await options.service();
@@ -73,16 +125,7 @@ export function discoveryConformance(runner: SuiteRunner, options: DiscoverySuit
 
     test('watch starts with a snapshot, then reports add, ready flip and remove with the full state', async () => {
       const { discovery, control } = await setup();
-      await control.add({ id: 'first', address: '127.0.0.21', port: 9042, ready: true });
-      await eventually(
-        'the first endpoint to be listed',
-        async () => ((await discovery.list(control.service)).length === 1 ? true : undefined),
-        propagation,
-      );
-      const watch = discovery.watch(control.service)[Symbol.asyncIterator]();
-      const snapshot = await nextWithin(watch, propagation, 'initial snapshot');
-      assert.equal(snapshot.type, 'snapshot', 'the first item was not a snapshot');
-      assert.deepEqual(ids(snapshot.endpoints), ['first']);
+      const { watch } = await watching(discovery, control, [{ id: 'first', address: '127.0.0.21', port: 9042, ready: true }], propagation);
 
       await control.add({ id: 'second', address: '127.0.0.22', port: 9042, ready: true });
       const added = await nextMatching(watch, (e) => e.type !== 'degraded' && e.type !== 'recovered', propagation, 'added event');
@@ -126,5 +169,9 @@ export function discoveryConformance(runner: SuiteRunner, options: DiscoverySuit
       assert.notEqual(end, 'hung', 'the watch did not end after close()');
       assert.equal((end as IteratorResult<unknown>).done, true);
     });
+
+    const context = { options, propagation, test, setup };
+    discoveryFaultCases(runner, context);
+    registrationCases(runner, context);
   });
 }

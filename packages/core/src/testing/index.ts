@@ -6,7 +6,14 @@
  *   lockConformance({ describe, test }, { name: 'my-adapter', factory: () => makeLock(), ttl: 2000 });
  */
 export { lockConformance, type LockSuiteOptions } from './lock.js';
-export { discoveryConformance, type DiscoverySuiteOptions, type DiscoveryControl } from './discovery.js';
+export {
+  discoveryConformance,
+  type DiscoverySuiteOptions,
+  type DiscoveryControl,
+  type DiscoveryCapabilities,
+  type DiscoveryOutage,
+} from './discovery.js';
+export { eventSummary, takeEvents } from './discovery-cases.js';
 export { heartbeatConformance, type HeartbeatSuiteOptions } from './heartbeat.js';
 export { eventually, nextWithin, nextMatching, uniqueName, type SuiteRunner } from './runner.js';
 // A test hook, not an API: a lock client from createLock stops renewing without releasing, as a

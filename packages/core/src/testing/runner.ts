@@ -108,3 +108,14 @@ export async function expectCode(promise: Promise<unknown>, code: string, what: 
 }
 
 export { assert };
+
+/**
+ * Registers a case the adapter's capability manifest (or its control) rules out: skipped where the
+ * runner can skip (jest's test.skip), else a case that passes at once; either way its name says why.
+ */
+export function skipCase(runner: SuiteRunner, name: string, reason: string): void {
+  const title = `${name} (skipped: ${reason})`;
+  const skip = (runner.test as { skip?: (name: string, fn: () => Promise<void>) => void }).skip;
+  if (skip) skip(title, async () => {});
+  else runner.test(title, async () => {});
+}
