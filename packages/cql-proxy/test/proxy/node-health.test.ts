@@ -103,7 +103,8 @@ describe('NodeHealth', () => {
 });
 
 describe('BackendPool with node health', () => {
-  it('closes the client connections on a node that turns sick and opens new ones on a healthy node', async () => {
+  /** Two healthy nodes, a pool over them and four client connections spread on both. */
+  async function twoNodePool() {
     const [a, b] = [await fakeNode(), await fakeNode()];
     const { health: h } = health();
     const nodes = [a, b].map((n) => ({ host: n.host, port: n.port, dataCenter: 'dc1', hostId: undefined }));
@@ -114,17 +115,23 @@ describe('BackendPool with node health', () => {
       heartbeatInterval: 30_000,
       onCount: () => undefined,
     });
-    const closed: string[] = [];
+    /** The node port of each client connection the pool closed, in order. */
+    const closed: number[] = [];
     const opened: BackendConnection[] = [];
     for (let i = 0; i < 4; i++) {
-      const connection = await pool.connect(4, () => closed.push(`${connection.address.port}`));
+      const connection = await pool.connect(4, () => closed.push(connection.address.port));
       opened.push(connection);
     }
     cleanups.push(() => opened.forEach((c) => c.close()));
+    return { a, b, h, pool, closed, opened };
+  }
+
+  it('closes the client connections on a node that turns sick and opens new ones on a healthy node', async () => {
+    const { a, b, pool, closed, opened } = await twoNodePool();
     expect(new Set(opened.map((c) => c.address.port))).toEqual(new Set([a.port, b.port]));
     a.hang();
     await until('the connections pinned to the hung node to be closed', () => closed.length === 2, 10_000);
-    expect(closed).toEqual([`${a.port}`, `${a.port}`]);
+    expect(closed).toEqual([a.port, a.port]);
     for (let i = 0; i < 4; i++) {
       const connection = await pool.connect(4, () => undefined);
       opened.push(connection);
@@ -135,23 +142,7 @@ describe('BackendPool with node health', () => {
   it('keeps the client connections on a sick node when no other node is healthy (a slow answer beats none)', async () => {
     // One backend node (or all of them) missing a probe, e.g. in a long GC pause: closing its clients
     // would fail their in-flight requests and send every driver into reconnection, to the same node.
-    const [a, b] = [await fakeNode(), await fakeNode()];
-    const { health: h } = health();
-    const nodes = [a, b].map((n) => ({ host: n.host, port: n.port, dataCenter: 'dc1', hostId: undefined }));
-    h.track(nodes);
-    const pool = new BackendPool({ view: { nodes }, health: h } as never, {
-      connectTimeout: 1000,
-      maxBodyLength: 1 << 20,
-      heartbeatInterval: 30_000,
-      onCount: () => undefined,
-    });
-    const closed: number[] = [];
-    const opened: BackendConnection[] = [];
-    for (let i = 0; i < 4; i++) {
-      const connection = await pool.connect(4, () => closed.push(connection.address.port));
-      opened.push(connection);
-    }
-    cleanups.push(() => opened.forEach((c) => c.close()));
+    const { a, b, h, closed, opened } = await twoNodePool();
     b.hang();
     await until('b to be sick', () => !h.isHealthy(b), 10_000);
     await until("b's clients to move off it, a being healthy", () => closed.length === 2, 10_000);
