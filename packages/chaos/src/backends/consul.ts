@@ -1,6 +1,6 @@
 import { BackendError } from '@muster/core';
 import { startPrivateServer, type PrivateServer } from './private-server.js';
-import type { BackendProfile } from './profile.js';
+import { networkedFaults, type BackendProfile } from './profile.js';
 
 /** The fields of the testenv's `consul` state entry this profile uses. */
 export interface ConsulServer {
@@ -45,18 +45,7 @@ export async function consulProfile(options: ConsulProfileOptions): Promise<Back
   return {
     name: 'consul',
     inProcess: false,
-    faults: [
-      'kill-holder',
-      'kill-any',
-      'pause-holder',
-      'zombie',
-      'clock-step',
-      'restart-behind',
-      'latency',
-      'drop',
-      'delete-lock',
-      ...(own ? (['backend-restart'] as const) : []),
-    ],
+    faults: networkedFaults(own !== undefined),
     ttl,
     // Consul reaps a dead holder's session up to 2 × its TTL after the last renewal.
     livenessBound: 3 * ttl + 2000,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BackendError } from '@muster/core';
 import { startPrivateServer, type PrivateServer } from './private-server.js';
-import type { BackendProfile } from './profile.js';
+import { networkedFaults, type BackendProfile } from './profile.js';
 
 /** The fields of the testenv's `k8s` state entry this profile uses. */
 export interface KubernetesServer {
@@ -66,18 +66,7 @@ export async function kubernetesProfile(options: KubernetesProfileOptions): Prom
   return {
     name: 'kubernetes',
     inProcess: false,
-    faults: [
-      'kill-holder',
-      'kill-any',
-      'pause-holder',
-      'zombie',
-      'clock-step',
-      'restart-behind',
-      'latency',
-      'drop',
-      'delete-lock',
-      ...(own ? (['backend-restart'] as const) : []),
-    ],
+    faults: networkedFaults(own !== undefined),
     ttl,
     // A killed holder's Lease runs out after its published duration (whole seconds), seen by a
     // follower that polls every retry period; twice the ttl plus two seconds covers both.

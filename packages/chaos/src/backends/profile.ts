@@ -28,3 +28,23 @@ export interface BackendProfile {
   restart?(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * The faults a backend reached over the network takes: every process fault and clock step, latency
+ * and dropped connections through the contenders' proxies, deletion of the lock object, and a
+ * restart of the server when the run owns it.
+ */
+export function networkedFaults(ownsServer: boolean): readonly FaultKind[] {
+  const faults: FaultKind[] = [
+    'kill-holder',
+    'kill-any',
+    'pause-holder',
+    'zombie',
+    'clock-step',
+    'restart-behind',
+    'latency',
+    'drop',
+    'delete-lock',
+  ];
+  return ownsServer ? [...faults, 'backend-restart'] : faults;
+}
