@@ -198,18 +198,19 @@ export class CqlProxy {
       config: this.config,
       discovery,
       heartbeat,
-      self: () => ({
-        id: this.config.instanceId,
-        ...(this.config.advertise ? { address: this.config.advertise.address } : {}),
-        nativePort: this.config.advertise?.port ?? this.port,
-        ready: !this.#draining,
-        ...(this.#draining
-          ? { dc: leavingDataCenter(this.config.dataCenter ?? this.#backend.view.localDataCenter) }
-          : this.config.dataCenter
-            ? { dc: this.config.dataCenter }
-            : {}),
-        rack: this.config.rack,
-      }),
+      self: () => {
+        const dc = this.#draining
+          ? leavingDataCenter(this.config.dataCenter ?? this.#backend.view.localDataCenter)
+          : this.config.dataCenter;
+        return {
+          id: this.config.instanceId,
+          ...(this.config.advertise ? { address: this.config.advertise.address } : {}),
+          nativePort: this.config.advertise?.port ?? this.port,
+          ready: !this.#draining,
+          ...(dc ? { dc } : {}),
+          rack: this.config.rack,
+        };
+      },
       dataCenters: () => this.#backend.view.dataCenters,
       membership: {
         clusterName: this.config.clusterName ?? this.#backend.view.clusterName,
