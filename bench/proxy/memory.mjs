@@ -40,7 +40,7 @@ const options = {
 const variants = values.variants.split('|').map((v) => v.trim());
 const bin = await cqlLoad();
 await setupKeyspace(bin, cassandra, options.keys);
-const pinning = planPinning(!values['no-pin']);
+const pinning = planPinning(values['no-pin'] ? 'off' : 'split');
 const unpin = pinProcesses(
   cassandra.nodes.map((n) => n.pid),
   pinning.backend,
@@ -59,7 +59,7 @@ try {
       const file = join(dir, `probe-${round}-${rows.length}.json`);
       const probe = () => (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined);
       const nodeArgs = `--require ${join(here, 'memory-probe.cjs')} ${variant === 'default' ? '' : variant}`;
-      const target = await startMuster(cassandra, pinning.front, { nodeArgs, env: { ...process.env, MUSTER_BENCH_PROBE_FILE: file } });
+      const target = await startMuster(cassandra, pinning.proxy, { nodeArgs, env: { ...process.env, MUSTER_BENCH_PROBE_FILE: file } });
       running = target;
       try {
         await sleep(2000); // let start-up work (first membership round, backend pool) finish before reading "idle"
@@ -71,7 +71,7 @@ try {
           mode: 'rate',
           op: values.op,
           options,
-          cpus: pinning.front,
+          cpus: pinning.load,
           round,
           sampleExtra: probe,
         });

@@ -2,13 +2,14 @@
 // spent meanwhile read from /proc at the window's start and end (as the generator reports them).
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { cpuSeconds, memory, proxyConnections } from './procfs.mjs';
+import { windowSeconds } from './args.mjs';
+import { cpuSeconds, loadAverage, memory, proxyConnections } from './procfs.mjs';
 import { pinnedCommand } from './pinning.mjs';
 
 /** Runs the generator `bin` with `args` to completion; resolves its "done" line as an object. */
-function generator(bin, args, cpus, onMeasure) {
+function generator(bin, args, cpus, nice, onMeasure) {
   return new Promise((resolve, reject) => {
-    const [cmd, ...rest] = pinnedCommand([bin, ...args], cpus);
+    const [cmd, ...rest] = pinnedCommand([bin, ...args], cpus, nice);
     const child = spawn(cmd, rest, { stdio: ['ignore', 'pipe', 'inherit'] });
     let done;
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -19,11 +20,14 @@ function generator(bin, args, cpus, onMeasure) {
         return; // gocql logs the odd plain line
       }
       if (msg.phase === 'measure') onMeasure();
-      else if (msg.phase === 'done') done = { ...msg, at: onMeasure.end() };
+      else if (msg.phase === 'done') done = { ...msg, at: onMeasure.end(), probe: onMeasure.report() };
       else if (msg.phase === 'error') reject(new Error(`cql-load ${args.join(' ')}: ${msg.error}`));
     });
     child.on('error', reject);
-    child.on('exit', (code) => (done && code === 0 ? resolve(done) : reject(new Error(`cql-load ${args.join(' ')}: exit ${code}`))));
+    child.on('exit', (code) => {
+      if (!done || code !== 0) return reject(new Error(`cql-load ${args.join(' ')}: exit ${code}`));
+      void Promise.resolve(done.probe).then((probe) => resolve({ ...done, probe }), reject);
+    });
   });
 }
 
@@ -38,8 +42,10 @@ export async function setupKeyspace(bin, cassandra, keys) {
 }
 
 /**
- * Measures `target` under one mode and operation. CPU per request is what each process spent in
- * the window divided by the requests completed in it; the proxy's is its whole cost per request.
+ * Measures `target` under one mode (saturation, rate, or hop: round trips to an echo process) and
+ * operation. CPU per request is what each process spent in the window divided by the requests
+ * completed in it; the proxy's is its whole cost per request. A target with a `probe` (the
+ * event-loop probe, loop-probe.cjs) is reset when the window opens and read when it closes.
  */
 export async function runPhase({ bin, target, cassandra, mode, op, options, cpus, round, sampleExtra = () => undefined }) {
   const cassandraPids = cassandra.nodes.map((n) => n.pid);
@@ -55,14 +61,16 @@ export async function runPhase({ bin, target, cassandra, mode, op, options, cpus
     before = sample();
     extraBefore = sampleExtra();
     connections = target.pid ? proxyConnections(target.pid, target.listenPort, cassandra.nativePort) : undefined;
+    target.probe?.reset();
   };
-  onMeasure.end = () => ({ cpu: sample(), memory: target.pid ? memory(target.pid) : undefined, extra: sampleExtra() });
+  onMeasure.end = () => ({ cpu: sample(), memory: target.pid ? memory(target.pid) : undefined, extra: sampleExtra(), load: loadAverage() });
+  onMeasure.report = () => target.probe?.report();
   const args = ['-hosts', target.hosts.join(','), '-op', op, '-mode', mode, '-keys', String(options.keys)];
   args.push('-concurrency', String(options.concurrency), '-rate', String(options.rate));
-  args.push('-duration', `${options.seconds}s`, '-warmup', `${options.warmup}s`);
+  args.push('-duration', `${windowSeconds(options, mode).toFixed(1)}s`, '-warmup', `${options.warmup}s`);
   // Go's bool flags take their value only as -flag=value.
   args.push(`-token-aware=${target.tokenAware ?? options.tokenAware}`, '-seed', String(options.seed + round * 1009));
-  const done = await generator(bin, args, cpus, onMeasure);
+  const done = await generator(bin, args, cpus, options.nice ?? 0, onMeasure);
   const n = Math.max(1, done.completed);
   const perRequest = (a, b) => (a === undefined || b === undefined ? undefined : ((b - a) * 1e6) / n);
   return {
@@ -76,6 +84,11 @@ export async function runPhase({ bin, target, cassandra, mode, op, options, cpus
     errors: done.errors,
     errorSamples: done.errorSamples,
     late: done.late,
+    maxLate: done.maxLateMs,
+    histogram: done.histogram,
+    loadAverage: done.at.load,
+    loopDelay: done.probe?.loopDelay,
+    gc: done.probe?.gc,
     cpuProxy: perRequest(before.proxy, done.at.cpu.proxy),
     cpuCassandra: perRequest(before.cassandra, done.at.cpu.cassandra),
     cpuLoad: (done.cpuSeconds * 1e6) / n,

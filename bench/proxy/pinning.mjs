@@ -1,8 +1,8 @@
-// Core pinning with taskset: Cassandra on one core, the proxy and the load generator on the other,
-// so a proxy's CPU cost shows up as lost throughput instead of hiding on an idle core. The shared
-// test servers get their original affinity back when the run ends (restore()).
+// Core pinning with taskset, in one of two layouts (planPinning), printed at the start of a run. The
+// Cassandra processes get their original affinity back when the run ends.
 import { execFileSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
+import { nicedCommand } from './priority.mjs';
 
 function affinity(pid) {
   const out = execFileSync('taskset', ['-cp', String(pid)], { encoding: 'utf8' });
@@ -14,20 +14,42 @@ function setAffinity(pid, cpus) {
 }
 
 /**
- * Plans the pinning: `backend` cores for the Cassandra pids, `front` for everything the bench
- * starts. Without taskset or with fewer than 2 cores it plans nothing (and says so).
+ * Plans the pinning of `layout` over `cores` cores: `backend` cores for the Cassandra pids, `load`
+ * for the load generator, `proxy` for the proxy under test (and the echo process of the hop
+ * measurement). Without taskset or with fewer than 2 cores it plans nothing (and says so).
+ *  - split: Cassandra on core 0, proxy and load generator on the last core: what a proxy burns is
+ *    taken from the generator and shows up as lost throughput; the backend gets one core only.
+ *  - spread: Cassandra on every core (three JVMs need more than one), the load generator on core 0
+ *    and the proxy on the last, so the two never wait for each other, only for Cassandra.
  */
-export function planPinning(enabled) {
-  if (!enabled) return { backend: undefined, front: undefined, why: 'off (--no-pin)' };
-  const cores = availableParallelism();
-  if (cores < 2) return { backend: undefined, front: undefined, why: `off (${cores} core)` };
+export function planPinning(layout, { cores = availableParallelism(), hasTaskset = tasksetPresent } = {}) {
+  const none = (why) => ({ layout: 'off', backend: undefined, load: undefined, proxy: undefined, why });
+  if (layout === 'off') return none('off (--pin off)');
+  if (cores < 2) return none(`off (${cores} core)`);
+  if (!hasTaskset()) return none('off (no taskset)');
+  // The last core for the front: tools and shells tend to land on core 0 first.
+  const last = String(cores - 1);
+  if (layout === 'spread') {
+    const all = `0-${last}`;
+    return {
+      layout,
+      backend: all,
+      load: '0',
+      proxy: last,
+      why: `spread: Cassandra on cores ${all}, load generator on core 0, proxy on core ${last}`,
+    };
+  }
+  const backend = cores > 2 ? `0-${cores - 2}` : '0';
+  return { layout, backend, load: last, proxy: last, why: `split: Cassandra on core ${backend}, proxy and load generator on core ${last}` };
+}
+
+function tasksetPresent() {
   try {
     execFileSync('taskset', ['-V'], { stdio: 'ignore' });
+    return true;
   } catch {
-    return { backend: undefined, front: undefined, why: 'off (no taskset)' };
+    return false;
   }
-  // The last core for the front: tools and shells tend to land on core 0 first.
-  return { backend: '0', front: String(cores - 1), why: `Cassandra on core 0, proxies and load generator on core ${cores - 1}` };
 }
 
 /** Pins running processes (all their threads); returns a function that restores what they had. */
@@ -46,9 +68,9 @@ export function pinProcesses(pids, cpus) {
   };
 }
 
-/** The command line that starts `argv` on `cpus` (unchanged when not pinning). */
-export function pinnedCommand(argv, cpus) {
-  return cpus ? ['taskset', '-c', cpus, ...argv] : argv;
+/** The command line that starts `argv` on `cpus` (unchanged when not pinning), at `nice` (priority.mjs). */
+export function pinnedCommand(argv, cpus, nice = 0) {
+  return nicedCommand(cpus ? ['taskset', '-c', cpus, ...argv] : argv, nice);
 }
 
 /**

@@ -71,3 +71,12 @@ export function proxyConnections(pid, listenPort, backendPort) {
     backend: conns.filter((c) => c.remotePort === backendPort).length,
   };
 }
+
+/** The 1-minute load average (/proc/loadavg): how busy the shared machine was around a phase. */
+export function loadAverage() {
+  try {
+    return Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
+  } catch {
+    return undefined;
+  }
+}

@@ -45,8 +45,31 @@ export function directTarget(cassandra, name) {
   return { name, hosts: cassandra.contactPoints, tokenAware: name === 'direct-rr' ? false : undefined, stop: async () => {} };
 }
 
-/** The Muster proxy (dist/ of this checkout), one instance with static membership. */
-export async function startMuster(cassandra, cpus, { nodeArgs = process.env.PROXY_NODE_ARGS ?? '', env = process.env } = {}) {
+/**
+ * Asks the event-loop probe preloaded into `child` (loop-probe.cjs) over its IPC channel: `reset`
+ * when a window opens, `report()` resolves its figures when it closes.
+ */
+function loopProbe(child) {
+  return {
+    reset: () => child.send('reset'),
+    report: () =>
+      new Promise((resolve) => {
+        const timer = setTimeout(() => resolve(undefined), 5000);
+        child.once('message', (figures) => (clearTimeout(timer), resolve(figures)));
+        child.send('report');
+      }),
+  };
+}
+
+/**
+ * The Muster proxy (dist/ of this checkout), one instance with static membership; with
+ * `loopDelay` it carries the event-loop probe (target.probe).
+ */
+export async function startMuster(
+  cassandra,
+  cpus,
+  { nodeArgs = process.env.PROXY_NODE_ARGS ?? '', env = process.env, loopDelay = false, nice = 0 } = {},
+) {
   const [port, http] = [await freePort(), await freePort()];
   const dir = mkdtempSync(join(tmpdir(), 'muster-bench-proxy-'));
   const config = join(dir, 'proxy.yaml');
@@ -65,9 +88,11 @@ proxy:
   );
   // PROXY_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the proxy under this load.
   const flags = nodeArgs.split(' ').filter(Boolean);
+  if (loopDelay) flags.push('--require', join(here, 'loop-probe.cjs'));
   const cli = join(here, '../../packages/cql-proxy/dist/cli.js');
-  const [cmd, ...args] = pinnedCommand([process.execPath, ...flags, cli, '--config', config], cpus);
-  const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], env });
+  const [cmd, ...args] = pinnedCommand([process.execPath, ...flags, cli, '--config', config], cpus, nice);
+  // taskset execs node in place, so the IPC channel's descriptor reaches the proxy.
+  const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', ...(loopDelay ? ['ipc'] : [])], env });
   const ready = () =>
     fetch(`http://127.0.0.1:${http}/health/readiness`).then(
       (r) => r.ok,
@@ -80,19 +105,20 @@ proxy:
     hosts: [`127.0.0.1:${port}`],
     pid: child.pid,
     listenPort: port,
+    ...(loopDelay ? { probe: loopProbe(child) } : {}),
     stop: () => stop().then(() => rmSync(dir, { recursive: true, force: true })),
     kill: () => child.kill(),
   };
 }
 
 /** datastax/cql-proxy with its defaults (one connection per backend node, protocol v4). */
-export async function startCqlProxy(bin, cassandra, cpus) {
+export async function startCqlProxy(bin, cassandra, cpus, nice = 0) {
   const port = await freePort();
   const http = await freePort();
   const hosts = cassandra.contactPoints.map((hp) => hp.replace(/:\d+$/, ''));
   const argv = [bin, '--contact-points', hosts.join(','), '--port', String(cassandra.nativePort)];
   argv.push('--bind', `127.0.0.1:${port}`, '--http-bind', `127.0.0.1:${http}`);
-  const [cmd, ...args] = pinnedCommand(argv, cpus);
+  const [cmd, ...args] = pinnedCommand(argv, cpus, nice);
   // Its zap log (one info line per start) would interleave with the figures.
   const child = spawn(cmd, args, { stdio: 'ignore' });
   await until('datastax/cql-proxy', () => accepts(port), child);
@@ -104,4 +130,16 @@ export async function startCqlProxy(bin, cassandra, cpus) {
     stop: stopper(child),
     kill: () => child.kill(),
   };
+}
+
+/**
+ * The echo process of the hop measurement (load/hop.go), on the proxy's core: the load generator's
+ * round trips to it are one loopback hop with nothing done in between.
+ */
+export async function startEcho(bin, cpus, nice = 0) {
+  const port = await freePort();
+  const [cmd, ...args] = pinnedCommand([bin, '-echo', `127.0.0.1:${port}`], cpus, nice);
+  const child = spawn(cmd, args, { stdio: 'ignore' });
+  await until('cql-load -echo', () => accepts(port), child);
+  return { name: 'hop', hosts: [`127.0.0.1:${port}`], stop: stopper(child), kill: () => child.kill() };
 }

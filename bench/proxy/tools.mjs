@@ -15,7 +15,7 @@ const goEnv = { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=readonly' }
 export async function cqlLoad() {
   const source = join(here, 'load');
   const hash = createHash('sha256');
-  for (const file of ['go.mod', 'go.sum', 'main.go']) hash.update(readFileSync(join(source, file)));
+  for (const file of ['go.mod', 'go.sum', 'main.go', 'hop.go']) hash.update(readFileSync(join(source, file)));
   const dir = join(cacheDir(), `bench-cql-load-${hash.digest('hex').slice(0, 12)}`);
   const bin = join(dir, 'cql-load');
   if (existsSync(bin)) return bin;

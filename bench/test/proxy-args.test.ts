@@ -2,7 +2,11 @@
 // arithmetic (ratios, added latency, medians) are right, so a broken flag fails here and not
 // after minutes of load. No server, no process started.
 import { describe, expect, it, jest } from '@jest/globals';
-import { parseBenchArgs } from '../proxy/args.mjs';
+import { parseBenchArgs, windowSeconds } from '../proxy/args.mjs';
+import { findKnee, kneeOf, rateBelowKnee, sweepRates } from '../proxy/knee.mjs';
+import { mergeHistograms, quantileMs } from '../proxy/latency.mjs';
+import { planPinning } from '../proxy/pinning.mjs';
+import { nicedCommand } from '../proxy/priority.mjs';
 import { printReport } from '../proxy/report.mjs';
 import { datastaxCqlProxyVersion } from '../proxy/tools.mjs';
 
@@ -15,13 +19,29 @@ describe('bench/proxy command line', () => {
       ops: ['read', 'write'],
       targets: ['direct', 'muster', 'cql-proxy'],
     });
-    expect(o).toMatchObject({ concurrency: 32, rate: 2000, seconds: 5, rounds: 2, tokenAware: true, pin: true });
+    expect(o).toMatchObject({ concurrency: 32, rate: 'auto', headroom: 0.5, seconds: 5, samples: 5000, rounds: 3, tokenAware: true });
+    expect(o).toMatchObject({ pin: 'split', nice: 0, loopDelay: false, hop: true });
     expect(Number.isInteger(o.seed)).toBe(true);
   });
 
-  it('lowers the default fixed rate for three nodes, keeps an explicit one', () => {
-    expect(parseBenchArgs(['--nodes', '3'], {}).rate).toBe(1000);
+  it('finds the fixed rate below the knee by default, keeps an explicit one', () => {
+    expect(parseBenchArgs(['--nodes', '3'], {}).rate).toBe('auto');
     expect(parseBenchArgs(['--nodes', '3', '--rate', '1500'], {}).rate).toBe(1500);
+    expect(parseBenchArgs(['--headroom', '0.4'], {}).headroom).toBe(0.4);
+  });
+
+  it('makes a fixed-rate window long enough for --samples requests, a saturation window --seconds long', () => {
+    const o = parseBenchArgs(['--seconds', '5', '--samples', '6000'], {});
+    expect(windowSeconds({ ...o, rate: 400 }, 'rate')).toBe(15);
+    expect(windowSeconds({ ...o, rate: 400 }, 'hop')).toBe(15);
+    expect(windowSeconds({ ...o, rate: 4000 }, 'rate')).toBe(5);
+    expect(windowSeconds({ ...o, rate: 400 }, 'saturation')).toBe(5);
+  });
+
+  it('reads the pinning layout, the priority and the probes', () => {
+    expect(parseBenchArgs(['--pin', 'spread'], {}).pin).toBe('spread');
+    expect(parseBenchArgs(['--no-pin'], {}).pin).toBe('off');
+    expect(parseBenchArgs(['--nice=-10', '--loop-delay', '--no-hop'], {})).toMatchObject({ nice: -10, loopDelay: true, hop: false });
   });
 
   it('takes the seed from --seed, else BENCH_SEED, so a run replays', () => {
@@ -31,7 +51,7 @@ describe('bench/proxy command line', () => {
 
   it('reads lists, modes and switches', () => {
     const o = parseBenchArgs(['--mode', 'rate', '--ops', 'write', '--targets', 'muster,direct-rr', '--token-aware', 'off', '--no-pin'], {});
-    expect(o).toMatchObject({ modes: ['rate'], ops: ['write'], targets: ['muster', 'direct-rr'], tokenAware: false, pin: false });
+    expect(o).toMatchObject({ modes: ['rate'], ops: ['write'], targets: ['muster', 'direct-rr'], tokenAware: false, pin: 'off' });
   });
 
   it.each([
@@ -41,6 +61,11 @@ describe('bench/proxy command line', () => {
     [['--concurrency', '0'], '--concurrency: expected an integer ≥ 1, got "0"'],
     [['--seconds', 'ten'], '--seconds: expected a number ≥ 0.1'],
     [['--token-aware', 'yes'], '--token-aware: expected on | off'],
+    [['--rate', 'fast'], '--rate: expected a number ≥ 1, got "fast"'],
+    [['--headroom', '1.5'], '--headroom: expected a number from 0.01 to 1, got "1.5"'],
+    [['--pin', 'both'], '--pin: expected split | spread | off, got "both"'],
+    [['--nice=-30'], '--nice: expected an integer from -20 to 19, got "-30"'],
+    [['--samples', '0'], '--samples: expected an integer ≥ 1'],
     [['--bogus'], "Unknown option '--bogus'"],
   ])('refuses %j naming the flag', (argv, message) => {
     expect(() => parseBenchArgs(argv, {})).toThrow(message);
@@ -48,6 +73,87 @@ describe('bench/proxy command line', () => {
 
   it('builds the datastax/cql-proxy version the wrapper go.mod pins', () => {
     expect(datastaxCqlProxyVersion()).toBe('v0.2.0');
+  });
+});
+
+describe('bench/proxy pinning and priority', () => {
+  it('plans the split layout: Cassandra on core 0, proxy and load generator on the last', () => {
+    expect(planPinning('split', { cores: 2, hasTaskset: () => true })).toMatchObject({ backend: '0', load: '1', proxy: '1' });
+    expect(planPinning('split', { cores: 4, hasTaskset: () => true })).toMatchObject({ backend: '0-2', load: '3', proxy: '3' });
+  });
+
+  it('plans the spread layout: Cassandra on every core, load generator and proxy apart', () => {
+    const plan = planPinning('spread', { cores: 2, hasTaskset: () => true });
+    expect(plan).toMatchObject({ backend: '0-1', load: '0', proxy: '1' });
+    expect(plan.why).toBe('spread: Cassandra on cores 0-1, load generator on core 0, proxy on core 1');
+  });
+
+  it('plans nothing, and says why, when off, on one core or without taskset', () => {
+    expect(planPinning('off', { cores: 2, hasTaskset: () => true })).toMatchObject({ backend: undefined, why: 'off (--pin off)' });
+    expect(planPinning('split', { cores: 1, hasTaskset: () => true }).why).toBe('off (1 core)');
+    expect(planPinning('spread', { cores: 2, hasTaskset: () => false }).why).toBe('off (no taskset)');
+  });
+
+  it('starts processes under nice only when asked', () => {
+    expect(nicedCommand(['node', 'x'], 0)).toEqual(['node', 'x']);
+    expect(nicedCommand(['node', 'x'], -10)).toEqual(['nice', '-n', '-10', 'node', 'x']);
+  });
+});
+
+describe('bench/proxy fixed rate below the knee', () => {
+  const step = (rate: number, p99: number, opsPerSec = rate, errors = 0) => ({ rate, p99, opsPerSec, errors });
+
+  it('sweeps rates rising by half each step', () => {
+    expect(sweepRates({ from: 200, factor: 1.5, to: 1000 })).toEqual([200, 300, 450, 675]);
+  });
+
+  it('takes the last rate whose p99 stays within 2 × idle + 1 ms and whose requests all completed', () => {
+    expect(kneeOf([step(200, 1), step(300, 2.9), step(450, 3.1)])).toBe(300);
+    expect(kneeOf([step(200, 1), step(300, 1.2, 280)])).toBe(200);
+    expect(kneeOf([step(200, 1), step(300, 1.2, 300, 1)])).toBe(200);
+    expect(kneeOf([step(200, 1), step(300, 1), step(450, 1)])).toBe(450);
+  });
+
+  it('stops the sweep at the first step above the knee', async () => {
+    const measured: number[] = [];
+    const p99 = new Map([
+      [200, 1],
+      [300, 1.5],
+      [450, 9],
+      [675, 1],
+    ]);
+    const { steps, knee } = await findKnee(async (rate: number) => (measured.push(rate), step(rate, p99.get(rate)!)), [200, 300, 450, 675]);
+    expect(measured).toEqual([200, 300, 450]);
+    expect(steps).toHaveLength(3);
+    expect(knee).toBe(300);
+  });
+
+  it('runs at the headroom fraction of the knee, in tens', () => {
+    expect(rateBelowKnee(1013, 0.5)).toBe(510);
+    expect(rateBelowKnee(10, 0.5)).toBe(10);
+  });
+});
+
+describe('bench/proxy pooled latency', () => {
+  it("merges the rounds' histograms and reads percentiles of the whole", () => {
+    // Round 1: 98 requests at 100 µs, 2 at 5 ms; round 2: 100 at 200 µs. Pooled, the p99 (index
+    // 198 of 200) is 5 ms, where the median of the rounds' own p99s would say 2.6 ms.
+    const pooled = mergeHistograms([
+      [
+        [100, 98],
+        [5000, 2],
+      ],
+      [[200, 100]],
+    ]);
+    expect(pooled).toEqual([
+      [100, 98],
+      [200, 100],
+      [5000, 2],
+    ]);
+    expect(quantileMs(pooled, 0.5)).toBe(0.2);
+    expect(quantileMs(pooled, 0.99)).toBe(5);
+    expect(quantileMs(pooled, 0.98)).toBe(0.2);
+    expect(quantileMs([], 0.99)).toBeUndefined();
   });
 });
 
@@ -146,5 +252,74 @@ describe('bench/proxy report', () => {
     }
     expect(lines.find((l) => l.startsWith('muster'))).toContain('1 round(s) failed');
     expect(lines.find((l) => l.startsWith('cql-proxy'))).toBe('cql-proxy  every round failed: refused');
+  });
+});
+
+describe('bench/proxy report at a fixed rate', () => {
+  const rated = (target: string, histogram: [number, number][], extra: object = {}) => ({
+    target,
+    mode: 'rate',
+    op: 'read',
+    opsPerSec: 500,
+    p50: 99,
+    p99: 99,
+    p999: 99,
+    errors: 0,
+    errorSamples: [],
+    late: 0,
+    maxLate: 0,
+    cpuCassandra: 300,
+    cpuLoad: 20,
+    histogram,
+    loadAverage: 2,
+    ...extra,
+  });
+
+  it('reads percentiles from the rounds pooled, adds +p999, the late requests, the hop, the event loop and the load', () => {
+    const lines: string[] = [];
+    const log = jest.spyOn(console, 'log').mockImplementation((line: string) => void lines.push(line));
+    try {
+      printReport(
+        [
+          rated('direct', [[1000, 100]]),
+          rated('direct', [[1000, 100]], { loadAverage: 4 }),
+          rated('muster', [
+            [1100, 99],
+            [3000, 1],
+          ]),
+          rated(
+            'muster',
+            [
+              [1200, 99],
+              [4000, 1],
+            ],
+            {
+              late: 3,
+              maxLate: 2.5,
+              loopDelay: { p50: 0.01, p99: 0.2, p999: 0.9, max: 1.5 },
+              gc: { count: 4, ms: 3, maxMs: 1.1 },
+            },
+          ),
+          rated('hop', [[50, 200]], { mode: 'hop' }),
+        ],
+        {
+          modes: ['rate'],
+          ops: ['read'],
+          targets: ['direct', 'muster'],
+          options: { concurrency: 32, rate: 500, rounds: 2, seconds: 5 },
+        },
+      );
+    } finally {
+      log.mockRestore();
+    }
+    expect(lines[0]).toContain('500 req/s');
+    expect(lines[0]).toContain('percentiles of 200+ requests pooled per target; load average 2.0 (max 4.0)');
+    const muster = lines.find((l) => l.startsWith('muster'))!;
+    // Pooled: 99 at 1.1 ms, 99 at 1.2 ms, 3 and 4 ms: p50 1.2, p99 (index 198) 3, p999 (index 199) 4.
+    expect(muster.split(/\s+/).slice(3, 9)).toEqual(['1.200', '3.000', '4.000', '+0.200', '+2.000', '+3.000']);
+    expect(muster).toContain('3 sent >1 ms late, at most 2.5 ms');
+    expect(lines.find((l) => l.includes('event loop late'))).toContain('p50 0.010 / p99 0.200 / p999 0.900 / max 1.500 ms; GC 4 pauses');
+    const hop = lines.find((l) => l.startsWith('1 hop'))!;
+    expect(hop.split(/\s+/).slice(2, 6)).toEqual(['500', '-', '0.050', '0.050']);
   });
 });

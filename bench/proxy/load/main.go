@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/bits"
 	"math/rand"
 	"net"
 	"os"
@@ -44,6 +45,7 @@ type options struct {
 	tokenAware  bool
 	conns       int
 	seed        int64
+	echo        string
 }
 
 type result struct {
@@ -59,6 +61,10 @@ type result struct {
 	Max        float64  `json:"maxMs"`
 	CPUSeconds float64  `json:"cpuSeconds"`
 	Late       int      `json:"late"`
+	MaxLate    float64  `json:"maxLateMs"`
+	// Histogram is [[µs, count], ...], each latency floored to 8 significant bits (≤ 0.8 % low), so
+	// run.mjs can pool the rounds of a target and read percentiles of the whole.
+	Histogram [][2]int64 `json:"histogram"`
 }
 
 func parse() options {
@@ -69,7 +75,8 @@ func parse() options {
 	flag.IntVar(&o.replication, "replication", 1, "replication factor of the keyspace (--setup)")
 	flag.IntVar(&o.keys, "keys", 10000, "partitions read and written (keys 0..keys-1)")
 	flag.StringVar(&o.op, "op", "read", "read | write")
-	flag.StringVar(&o.mode, "mode", "saturation", "saturation | rate")
+	flag.StringVar(&o.mode, "mode", "saturation", "saturation | rate | hop (round trips to an -echo process, at -rate)")
+	flag.StringVar(&o.echo, "echo", "", "serve as the echo process of -mode hop on this host:port")
 	flag.IntVar(&o.concurrency, "concurrency", 32, "requests in flight (saturation)")
 	flag.Float64Var(&o.rate, "rate", 2000, "requests per second (rate)")
 	flag.DurationVar(&o.warmup, "warmup", time.Second, "load before the measured window")
@@ -81,8 +88,8 @@ func parse() options {
 	if o.op != "read" && o.op != "write" {
 		fail(fmt.Errorf("--op: expected read or write, got %q", o.op))
 	}
-	if o.mode != "saturation" && o.mode != "rate" {
-		fail(fmt.Errorf("--mode: expected saturation or rate, got %q", o.mode))
+	if o.mode != "saturation" && o.mode != "rate" && o.mode != "hop" {
+		fail(fmt.Errorf("--mode: expected saturation, rate or hop, got %q", o.mode))
 	}
 	return o
 }
@@ -215,13 +222,15 @@ func saturate(do request, o options, until time.Time, rec *recorder, seedOffset 
 }
 
 // fixedRate sends request i at start + i/rate whatever the answers do, and measures each latency
-// from that intended time. Returns how many requests left later than 1 ms after their time.
-func fixedRate(do request, o options, start, until time.Time, rec *recorder, seedOffset int64) int {
+// from that intended time. Returns how many requests left later than 1 ms after their time, and
+// the latest one's delay.
+func fixedRate(do request, o options, start, until time.Time, rec *recorder, seedOffset int64) (int, time.Duration) {
 	keys := rand.New(rand.NewSource(o.seed + seedOffset))
 	interval := time.Duration(float64(time.Second) / o.rate)
 	inFlight := make(chan struct{}, 8192) // bounds goroutines if the target stalls; the wait is still measured
 	var wg sync.WaitGroup
 	late := 0
+	var maxLate time.Duration
 	for i := 0; ; i++ {
 		intended := start.Add(time.Duration(i) * interval)
 		if !intended.Before(until) {
@@ -229,8 +238,11 @@ func fixedRate(do request, o options, start, until time.Time, rec *recorder, see
 		}
 		if d := time.Until(intended); d > 0 {
 			time.Sleep(d)
-		} else if -d > time.Millisecond {
-			late++
+		} else {
+			if -d > time.Millisecond {
+				late++
+			}
+			maxLate = max(maxLate, -d)
 		}
 		inFlight <- struct{}{}
 		wg.Add(1)
@@ -245,7 +257,24 @@ func fixedRate(do request, o options, start, until time.Time, rec *recorder, see
 		}()
 	}
 	wg.Wait()
-	return late
+	return late, maxLate
+}
+
+// histogram floors each latency (µs) to its 8 most significant bits: 256 buckets per power of two.
+func histogram(sorted []time.Duration) [][2]int64 {
+	out := [][2]int64{}
+	for _, d := range sorted {
+		us := d.Microseconds()
+		if shift := bits.Len64(uint64(max(us, 0))) - 8; shift > 0 {
+			us = us >> shift << shift
+		}
+		if n := len(out); n > 0 && out[n-1][0] == us {
+			out[n-1][1]++
+		} else {
+			out = append(out, [2]int64{us, 1})
+		}
+	}
+	return out
 }
 
 func cpuSeconds() float64 {
@@ -267,17 +296,30 @@ func quantile(sorted []time.Duration, q float64) float64 {
 
 func main() {
 	o := parse()
-	session := connect(o)
-	defer session.Close()
-	if o.setup {
-		setup(session, o)
+	if o.echo != "" {
+		serveEcho(o.echo)
 		return
 	}
-	do := requestFor(session, o)
-	run := func(from, until time.Time, rec *recorder, seedOffset int64) int {
+	var do request
+	if o.mode == "hop" {
+		do = hopRequest(o)
+	} else {
+		session := connect(o)
+		defer session.Close()
+		if o.setup {
+			setup(session, o)
+			return
+		}
+		do = requestFor(session, o)
+	}
+	measure(do, o)
+}
+
+func measure(do request, o options) {
+	run := func(from, until time.Time, rec *recorder, seedOffset int64) (int, time.Duration) {
 		if o.mode == "saturation" {
 			saturate(do, o, until, rec, seedOffset)
-			return 0
+			return 0, 0
 		}
 		return fixedRate(do, o, from, until, rec, seedOffset)
 	}
@@ -288,7 +330,7 @@ func main() {
 	fmt.Println(`{"phase":"measure"}`)
 	cpuBefore := cpuSeconds()
 	start := time.Now()
-	late := run(start, start.Add(o.duration), rec, 0)
+	late, maxLate := run(start, start.Add(o.duration), rec, 0)
 	elapsed := time.Since(start).Seconds()
 	cpu := cpuSeconds() - cpuBefore
 
@@ -296,8 +338,9 @@ func main() {
 	n := len(rec.latencies)
 	out := result{
 		Phase: "done", Completed: n, Errors: rec.errors, ErrorTexts: rec.texts, Seconds: elapsed,
-		OpsPerSec: float64(n) / elapsed, CPUSeconds: cpu, Late: late,
-		P50: quantile(rec.latencies, 0.5), P99: quantile(rec.latencies, 0.99), P999: quantile(rec.latencies, 0.999),
+		OpsPerSec: float64(n) / elapsed, CPUSeconds: cpu, Late: late, MaxLate: float64(maxLate) / 1e6,
+		Histogram: histogram(rec.latencies),
+		P50:       quantile(rec.latencies, 0.5), P99: quantile(rec.latencies, 0.99), P999: quantile(rec.latencies, 0.999),
 	}
 	if n > 0 {
 		out.Max = float64(rec.latencies[n-1]) / 1e6
