@@ -32,6 +32,9 @@ export function summarize(phases) {
   ]) {
     out[key] = out.samples > 0 ? quantileMs(pooled, q) : pick(key);
   }
+  // How far the rounds' own p99s lie apart: the noise any +p99 must be read against.
+  const p99s = phases.map((p) => p.p99).filter((x) => x !== undefined);
+  out.p99Rounds = p99s.length > 1 ? [Math.min(...p99s), Math.max(...p99s)] : undefined;
   out.errors = phases.reduce((s, p) => s + p.errors, 0);
   out.late = phases.reduce((s, p) => s + (p.late ?? 0), 0);
   out.maxLate = Math.max(0, ...phases.map((p) => p.maxLate ?? 0));
@@ -46,7 +49,7 @@ export function summarize(phases) {
 }
 
 const HEADER =
-  'target      ops/s  ratio   p50 ms   p99 ms  p999 ms  +p50 ms  +p99 ms +p999 ms | CPU µs/req: proxy Cassandra loadgen | RSS MiB (anon, peak) | backend/client conns | errors, late';
+  'target      ops/s  ratio   p50 ms   p99 ms  p999 ms  +p50 ms  +p99 ms +p999 ms | CPU µs/req: proxy Cassandra loadgen | RSS MiB (anon, peak) | backend/client conns | errors, late; p99 spread';
 
 function row(name, r, direct) {
   const ratio = direct ? r.opsPerSec / direct.opsPerSec : undefined;
@@ -54,10 +57,11 @@ function row(name, r, direct) {
   const conns = r.clientConns === undefined ? '-' : `${r.backendConns}/${r.clientConns}`;
   const rss = r.rssMiB === undefined ? '-' : `${r.rssMiB.toFixed(0)} (${r.anonMiB.toFixed(0)}, ${r.peakMiB.toFixed(0)})`;
   const late = r.late ? ` (${r.late} sent >1 ms late, at most ${r.maxLate.toFixed(1)} ms)` : '';
+  const rounds = r.p99Rounds ? `; p99 of the rounds ${r.p99Rounds[0].toFixed(1)}–${r.p99Rounds[1].toFixed(1)} ms` : '';
   return (
     `${name.padEnd(10)}${fixed(r.opsPerSec, 0, 7)}${fixed(ratio, 3, 7)}${fixed(r.p50, 3, 9)}${fixed(r.p99, 3, 9)}${fixed(r.p999, 3, 9)}` +
     `${signed(added('p50'), 9)}${signed(added('p99'), 9)}${signed(added('p999'), 9)} | ${fixed(r.cpuProxy, 1, 16)}${fixed(r.cpuCassandra, 1, 10)}${fixed(r.cpuLoad, 1, 8)} |` +
-    ` ${rss.padStart(20)} | ${conns.padStart(20)} | ${r.errors}${late}${r.failed ? `, ${r.failed} round(s) failed` : ''}`
+    ` ${rss.padStart(20)} | ${conns.padStart(20)} | ${r.errors}${late}${r.failed ? `, ${r.failed} round(s) failed` : ''}${rounds}`
   );
 }
 
