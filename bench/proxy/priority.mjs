@@ -61,9 +61,14 @@ export function niceAutogroups(pids, nice) {
     const [group, , value] = readFileSync(file, 'utf8').trim().split(' ');
     if (before.has(group)) continue;
     before.set(group, { file, value });
-    writeFileSync(file, String(nice));
+    try {
+      writeFileSync(file, String(nice));
+    } catch (error) {
+      restore();
+      throw new Error(`cannot set ${file} to nice ${nice}: ${error.message}`, { cause: error });
+    }
   }
-  return () => {
+  function restore() {
     for (const { file, value } of before.values()) {
       try {
         writeFileSync(file, value);
@@ -71,5 +76,6 @@ export function niceAutogroups(pids, nice) {
         /* its last process ended */
       }
     }
-  };
+  }
+  return restore;
 }

@@ -37,10 +37,24 @@ await setupKeyspace(bin, cassandra, options.keys);
 
 const pinning = planPinning(options.pin);
 const cassandraPids = cassandra.nodes.map((n) => n.pid);
-const unpinOnly = pinProcesses(cassandraPids, pinning.backend);
-const unnice = reniceProcesses(cassandraPids, options.nice);
-const unniceGroups = niceAutogroups([process.pid, ...cassandraPids], options.nice);
-const unpin = () => (unpinOnly(), unnice(), unniceGroups());
+// Each step undoes itself when a later one fails: the Cassandra processes never stay pinned or reniced.
+const undo = [];
+const unpin = () =>
+  undo
+    .splice(0)
+    .reverse()
+    .forEach((restore) => restore());
+try {
+  undo.push(niceAutogroups([process.pid, ...cassandraPids], options.nice));
+  undo.push(reniceProcesses(cassandraPids, options.nice));
+  undo.push(pinProcesses(cassandraPids, pinning.backend));
+} catch (error) {
+  unpin();
+  console.error(
+    `bench/proxy: cannot place the Cassandra processes: ${error.message}${options.nice < 0 ? ' (a negative --nice needs root)' : ''}`,
+  );
+  process.exit(2);
+}
 const targets = [];
 const results = [];
 const loadAtStart = loadAverage();
