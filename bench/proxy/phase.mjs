@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { windowSeconds } from './args.mjs';
 import { cpuSeconds, loadAverage, memory, proxyConnections } from './procfs.mjs';
 import { pinnedCommand } from './pinning.mjs';
+import { replicaShare } from './routing.mjs';
 
 /** Runs the generator `bin` with `args` to completion; resolves its "done" line as an object. */
 function generator(bin, args, cpus, nice, onMeasure) {
@@ -56,15 +57,21 @@ export async function runPhase({ bin, target, cassandra, mode, op, options, cpus
   let before;
   let connections;
   let extraBefore;
+  let routedBefore;
+  let routedAfter;
   // Connections are counted when the window opens: by the "done" line the generator may be closing them.
   const onMeasure = () => {
     before = sample();
     extraBefore = sampleExtra();
     connections = target.pid ? proxyConnections(target.pid, target.listenPort, cassandra.nativePort) : undefined;
     target.probe?.reset();
+    routedBefore = target.routed?.();
   };
   onMeasure.end = () => ({ cpu: sample(), memory: target.pid ? memory(target.pid) : undefined, extra: sampleExtra(), load: loadAverage() });
-  onMeasure.report = () => target.probe?.report();
+  onMeasure.report = () => {
+    routedAfter = target.routed?.();
+    return target.probe?.report();
+  };
   const args = ['-hosts', target.hosts.join(','), '-op', op, '-mode', mode, '-keys', String(options.keys)];
   args.push('-concurrency', String(options.concurrency), '-rate', String(options.rate));
   args.push('-duration', `${windowSeconds(options, mode).toFixed(1)}s`, '-warmup', `${options.warmup}s`);
@@ -72,6 +79,7 @@ export async function runPhase({ bin, target, cassandra, mode, op, options, cpus
   args.push(`-token-aware=${target.tokenAware ?? options.tokenAware}`, '-seed', String(options.seed + round * 1009));
   const done = await generator(bin, args, cpus, options.nice ?? 0, onMeasure);
   const n = Math.max(1, done.completed);
+  const routedShare = replicaShare(await routedBefore, await routedAfter);
   const perRequest = (a, b) => (a === undefined || b === undefined ? undefined : ((b - a) * 1e6) / n);
   return {
     target: target.name,
@@ -88,6 +96,7 @@ export async function runPhase({ bin, target, cassandra, mode, op, options, cpus
     histogram: done.histogram,
     loadAverage: done.at.load,
     loopDelay: done.probe?.loopDelay,
+    routedShare,
     gc: done.probe?.gc,
     cpuProxy: perRequest(before.proxy, done.at.cpu.proxy),
     cpuCassandra: perRequest(before.cassandra, done.at.cpu.cassandra),

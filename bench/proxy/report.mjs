@@ -14,7 +14,18 @@ export const median = (xs) => {
 const fixed = (v, digits, width) => ` ${(v === undefined ? '-' : v.toFixed(digits)).padStart(width - 1)}`;
 const signed = (v, width) => ` ${(v === undefined ? '-' : `${v >= 0 ? '+' : ''}${v.toFixed(3)}`).padStart(width - 1)}`;
 
-const MEDIAN_KEYS = ['opsPerSec', 'cpuProxy', 'cpuCassandra', 'cpuLoad', 'rssMiB', 'anonMiB', 'peakMiB', 'clientConns', 'backendConns'];
+const MEDIAN_KEYS = [
+  'routedShare',
+  'opsPerSec',
+  'cpuProxy',
+  'cpuCassandra',
+  'cpuLoad',
+  'rssMiB',
+  'anonMiB',
+  'peakMiB',
+  'clientConns',
+  'backendConns',
+];
 
 /**
  * One target's phases summed up: medians over rounds, and latency percentiles of the pooled
@@ -57,11 +68,12 @@ function row(name, r, direct) {
   const conns = r.clientConns === undefined ? '-' : `${r.backendConns}/${r.clientConns}`;
   const rss = r.rssMiB === undefined ? '-' : `${r.rssMiB.toFixed(0)} (${r.anonMiB.toFixed(0)}, ${r.peakMiB.toFixed(0)})`;
   const late = r.late ? ` (${r.late} sent >1 ms late, at most ${r.maxLate.toFixed(1)} ms)` : '';
+  const routed = r.routedShare === undefined ? '' : `; ${(r.routedShare * 100).toFixed(1)} % of EXECUTEs to a replica`;
   const rounds = r.p99Rounds ? `; p99 of the rounds ${r.p99Rounds[0].toFixed(1)}–${r.p99Rounds[1].toFixed(1)} ms` : '';
   return (
     `${name.padEnd(10)}${fixed(r.opsPerSec, 0, 7)}${fixed(ratio, 3, 7)}${fixed(r.p50, 3, 9)}${fixed(r.p99, 3, 9)}${fixed(r.p999, 3, 9)}` +
     `${signed(added('p50'), 9)}${signed(added('p99'), 9)}${signed(added('p999'), 9)} | ${fixed(r.cpuProxy, 1, 16)}${fixed(r.cpuCassandra, 1, 10)}${fixed(r.cpuLoad, 1, 8)} |` +
-    ` ${rss.padStart(20)} | ${conns.padStart(20)} | ${r.errors}${late}${r.failed ? `, ${r.failed} round(s) failed` : ''}${rounds}`
+    ` ${rss.padStart(20)} | ${conns.padStart(20)} | ${r.errors}${late}${r.failed ? `, ${r.failed} round(s) failed` : ''}${rounds}${routed}`
   );
 }
 

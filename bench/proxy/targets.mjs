@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../scripts/testenv/lib.mjs';
 import { pinnedCommand } from './pinning.mjs';
+import { routedExecutes } from './routing.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -106,6 +107,11 @@ proxy:
     pid: child.pid,
     listenPort: port,
     ...(loopDelay ? { probe: loopProbe(child) } : {}),
+    routed: () =>
+      fetch(`http://127.0.0.1:${http}/metrics`).then(
+        (r) => r.text().then(routedExecutes),
+        () => undefined,
+      ),
     stop: () => stop().then(() => rmSync(dir, { recursive: true, force: true })),
     kill: () => child.kill(),
   };

@@ -6,6 +6,7 @@ import { parseBenchArgs, windowSeconds } from '../proxy/args.mjs';
 import { findKnee, kneeOf, rateBelowKnee, sweepRates } from '../proxy/knee.mjs';
 import { mergeHistograms, quantileMs } from '../proxy/latency.mjs';
 import { planPinning } from '../proxy/pinning.mjs';
+import { replicaShare, routedExecutes } from '../proxy/routing.mjs';
 import { nicedCommand } from '../proxy/priority.mjs';
 import { printReport } from '../proxy/report.mjs';
 import { datastaxCqlProxyVersion } from '../proxy/tools.mjs';
@@ -157,6 +158,22 @@ describe('bench/proxy pooled latency', () => {
   });
 });
 
+describe('bench/proxy routed share', () => {
+  it("reads the proxy's routed-EXECUTE counter and the share of a window sent to a replica", () => {
+    const text = [
+      '# TYPE muster_proxy_routed_executes_total counter',
+      'muster_proxy_routed_executes_total{path="replica"} 1000',
+      'muster_proxy_routed_executes_total{path="ordinary"} 12',
+      'muster_proxy_errors_total{kind="backend"} 3',
+    ].join('\n');
+    const before = routedExecutes(text);
+    expect(before).toEqual({ replica: 1000, ordinary: 12 });
+    expect(replicaShare(before, { replica: 1990, ordinary: 22 })).toBe(0.99);
+    expect(replicaShare(before, before)).toBeUndefined();
+    expect(replicaShare(undefined, before)).toBeUndefined();
+  });
+});
+
 describe('bench/proxy report', () => {
   const phase = (target: string, opsPerSec: number, p50: number, p99: number, cpuProxy?: number) => ({
     target,
@@ -296,6 +313,7 @@ describe('bench/proxy report at a fixed rate', () => {
             {
               late: 3,
               maxLate: 2.5,
+              routedShare: 0.995,
               loopDelay: { p50: 0.01, p99: 0.2, p999: 0.9, max: 1.5 },
               gc: { count: 4, ms: 3, maxMs: 1.1 },
             },
@@ -318,6 +336,7 @@ describe('bench/proxy report at a fixed rate', () => {
     // Pooled: 99 at 1.1 ms, 99 at 1.2 ms, 3 and 4 ms: p50 1.2, p99 (index 198) 3, p999 (index 199) 4.
     expect(muster.split(/\s+/).slice(3, 9)).toEqual(['1.200', '3.000', '4.000', '+0.200', '+2.000', '+3.000']);
     expect(muster).toContain('3 sent >1 ms late, at most 2.5 ms');
+    expect(muster).toContain('99.5 % of EXECUTEs to a replica');
     // The rounds' own p99s (99 here, as the generator reported them) show the noise.
     expect(lines.find((l) => l.startsWith('direct'))).toContain('; p99 of the rounds 99.0–99.0 ms');
     expect(lines.find((l) => l.includes('event loop late'))).toContain('p50 0.010 / p99 0.200 / p999 0.900 / max 1.500 ms; GC 4 pauses');
