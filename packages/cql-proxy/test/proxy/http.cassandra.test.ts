@@ -2,7 +2,7 @@
 // (200 when ready, 503 while draining), /topology (the ordered ring with host ids and tokens),
 // against three proxies in front of the testenv Cassandra. The backend is reached through a relay
 // that can hold traffic, so a forwarded request stays in flight and the drain can be observed.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { decodeCell } from '../../src/protocol/cells.js';
@@ -15,6 +15,8 @@ import { RawClient } from './raw-client.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
 const TIMEOUT = 120_000;
+// Every test here, not only the hooks: jest's 5 s default ran out on a loaded machine (load 26 on 2 cores).
+jest.setTimeout(TIMEOUT);
 
 /** A TCP relay to the backend whose proxy→backend direction can be held and released. */
 class GateRelay {
