@@ -1,10 +1,10 @@
 import cassandra from 'cassandra-driver';
-import { createServer } from 'node:net';
 import { createMuster, type Muster } from '@muster/core';
 import pino from 'pino';
 import { proxySchema, type ProxyConfig } from '../../src/config.js';
 import { CqlProxy } from '../../src/proxy/cql-proxy.js';
 import { s, validate } from '@muster/core/adapter';
+import { freePortOn } from './loopback.js';
 import { startProxyCluster, type ProxyCluster, type ProxyClusterOptions } from './proxy-cluster.js';
 
 export interface CassandraEntry {
@@ -22,15 +22,10 @@ export interface RunningProxy {
   stop(): Promise<void>;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+/** A port free on every one of `hosts` (default 127.0.0.1) at the moment of return. */
+export function freePort(...hosts: string[]): Promise<number> {
+  const [first = '127.0.0.1', ...others] = hosts;
+  return freePortOn([first, ...others]);
 }
 
 /** Parses a proxy section the way a config file would be, defaults and all. */
@@ -62,7 +57,7 @@ export async function startProxy(
 ): Promise<RunningProxy> {
   const id = options.id ?? 'proxy-0';
   const host = options.host ?? '127.0.0.1';
-  const port = options.port ?? (await freePort());
+  const port = options.port ?? (await freePort(host));
   const muster = await createMuster(
     options.ports ?? {
       discovery: {

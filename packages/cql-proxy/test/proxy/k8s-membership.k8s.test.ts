@@ -65,7 +65,7 @@ const TIMEOUT = 180_000;
     kc = new k8s.KubeConfig();
     kc.loadFromFile(cluster!.kubeconfig);
     await kc.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
-    port = await freePort();
+    port = await freePort(...ids.map(hostOf));
     await publishSlice();
     const options = { kubeconfig: cluster!.kubeconfig, namespace, port: 'cql' };
     proxyCluster = await startProxyCluster(backend!, {

@@ -34,7 +34,7 @@ export interface ProxyClusterOptions {
   readonly ids: readonly string[];
   /** The last octet of the first member's address (default 1). */
   readonly firstHost?: number;
-  /** The one native port of every member (default: a free one), for a test that publishes it first. */
+  /** The one native port of every member (default: one free on all their addresses), for a test that publishes it first. */
   readonly port?: number;
   /** A port of its own for each member (a driver that dials each peer at its own native_port). */
   readonly portPerMember?: boolean;
@@ -53,9 +53,9 @@ export interface ProxyClusterOptions {
 export async function startProxyCluster(backend: CassandraEntry, options: ProxyClusterOptions): Promise<ProxyCluster> {
   const { ids } = options;
   const hostOf = (id: string) => memberHost(ids, id, options.firstHost);
-  const shared = options.port ?? (await freePort());
+  const shared = options.port ?? (await freePort(...ids.map(hostOf)));
   const ports = new Map<string, number>();
-  for (const id of ids) ports.set(id, options.portPerMember ? await freePort() : shared);
+  for (const id of ids) ports.set(id, options.portPerMember ? await freePort(hostOf(id)) : shared);
   const port = (id: string) => ports.get(id)!;
   const proxies = new Map<string, RunningProxy>();
   const start = async (id: string) => {

@@ -47,7 +47,7 @@ const TIMEOUT = 180_000;
   };
 
   beforeAll(async () => {
-    port = await freePort();
+    port = await freePort(...ids.map(hostOf));
     writeMembers(ids);
     // Converged: every instance shows all three up before the driver connects.
     cluster = await startProxyCluster(backend!, {
