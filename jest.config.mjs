@@ -35,6 +35,10 @@ const base = {
 const project = (dir, name) => ({ ...base, displayName: name, rootDir: dir, testMatch: ['<rootDir>/test/**/*.test.ts'] });
 
 export default {
+  // Jest's 5 s default is a wall-clock bound on whatever a test does: about sixty integration tests
+  // talk to real servers without a timeout of their own, and on a slower or busier machine (load 26
+  // on these 2 cores) they ran out of it. A test's own waits say how long a condition may take.
+  testTimeout: 30_000,
   // Known leak: after backend-faults.cassandra3.test.ts (a control-node failover and every node
   // stopped, in one run) four ref'd timers of unknown owner outlive the file (drivers still
   // reconnecting), and keep jest from exiting. `npm test` runs that file in a jest process of its

@@ -4,16 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
-import {
-  converged,
-  freePort,
-  startProxy,
-  until,
-  watchedDriver,
-  type CassandraEntry,
-  type HostEvent,
-  type RunningProxy,
-} from './harness.js';
+import { until, type CassandraEntry, type HostEvent } from './harness.js';
+import { clusterDriver, startProxyCluster, type ProxyCluster } from './proxy-cluster.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
 const consul = testServer<{ address: string }>('consul');
@@ -22,37 +14,27 @@ const TIMEOUT = 180_000;
 (backend && consul ? describe : describe.skip)('three proxies on Consul membership, cassandra-driver', () => {
   const service = `muster-cql-proxy-${Date.now().toString(36)}`;
   const ids = ['consul-a', 'consul-b', 'consul-c'];
-  const hostOf = (id: string) => `127.0.0.${ids.indexOf(id) + 1}`;
-  let port: number;
-  const proxies = new Map<string, RunningProxy>();
+  let cluster: ProxyCluster;
   let client: cassandra.Client;
   let events: HostEvent[] = [];
-  const address = (id: string) => `${hostOf(id)}:${port}`;
+  const address = (id: string) => cluster.endpoint(id);
 
-  const start = async (id: string) => {
+  beforeAll(async () => {
     const options = { address: consul!.address, minSessionTtl: '1s', lockDelay: '0s', checkTtl: '2s', watchWait: '5s' };
-    proxies.set(
-      id,
-      await startProxy(backend!, {
-        id,
-        host: hostOf(id),
-        port,
+    cluster = await startProxyCluster(backend!, {
+      ids,
+      convergence: 60_000,
+      member: (id) => ({
         ports: { discovery: { adapter: 'consul', options }, heartbeat: { adapter: 'consul', options } },
         proxy: { instanceId: id, service, heartbeat: { interval: '300ms', ttl: '3s' }, events: { debounce: '100ms', reconcile: '2s' } },
       }),
-    );
-  };
-
-  beforeAll(async () => {
-    port = await freePort();
-    for (const id of ids) await start(id);
-    await converged(proxies.values(), 3, 60_000);
-    ({ client, events } = await watchedDriver(address('consul-a'), { localDataCenter: backend!.localDataCenter, port }));
+    });
+    ({ client, events } = await clusterDriver(cluster, backend!, 'consul-a'));
   }, TIMEOUT);
 
   afterAll(async () => {
     await client?.shutdown();
-    for (const p of proxies.values()) await p.stop().catch(() => undefined);
+    await cluster?.stop();
   }, TIMEOUT);
 
   it(
@@ -70,15 +52,14 @@ const TIMEOUT = 180_000;
     async () => {
       const victim = 'consul-c';
       const stoppedAt = Date.now();
-      await proxies.get(victim)!.stop();
-      proxies.delete(victim);
+      await cluster.stopMember(victim);
       const gone = await until('hostRemove', () =>
         events.find((e) => e.type === 'hostRemove' && e.address === address(victim) && e.at >= stoppedAt),
       );
       console.log(`shutdown → driver hostRemove (Consul): ${gone.at - stoppedAt} ms`);
       for (let i = 0; i < 10; i++) await client.execute('SELECT release_version FROM system.local', [], { isIdempotent: true });
       const restartedAt = Date.now();
-      await start(victim);
+      await cluster.start(victim);
       const back = await until(
         'hostAdd',
         () => events.find((e) => e.type === 'hostAdd' && e.address === address(victim) && e.at >= restartedAt),

@@ -25,7 +25,7 @@ const TIMEOUT = 120_000;
   let client: cassandra.Client | undefined;
 
   beforeAll(async () => {
-    port = await freePort();
+    port = await freePort('127.0.0.1', '127.0.0.2');
     for (const [i, id] of ['proxy-a', 'proxy-b'].entries()) {
       proxies.push(
         await startProxy(backend!, {

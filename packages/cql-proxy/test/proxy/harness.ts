@@ -1,10 +1,11 @@
 import cassandra from 'cassandra-driver';
-import { createServer } from 'node:net';
 import { createMuster, type Muster } from '@muster/core';
 import pino from 'pino';
 import { proxySchema, type ProxyConfig } from '../../src/config.js';
 import { CqlProxy } from '../../src/proxy/cql-proxy.js';
 import { s, validate } from '@muster/core/adapter';
+import { freePortOn } from './loopback.js';
+import { startProxyCluster, type ProxyCluster, type ProxyClusterOptions } from './proxy-cluster.js';
 
 export interface CassandraEntry {
   contactPoints: string[];
@@ -21,15 +22,10 @@ export interface RunningProxy {
   stop(): Promise<void>;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+/** A port free on every one of `hosts` (default 127.0.0.1) at the moment of return. */
+export function freePort(...hosts: string[]): Promise<number> {
+  const [first = '127.0.0.1', ...others] = hosts;
+  return freePortOn([first, ...others]);
 }
 
 /** Parses a proxy section the way a config file would be, defaults and all. */
@@ -61,7 +57,7 @@ export async function startProxy(
 ): Promise<RunningProxy> {
   const id = options.id ?? 'proxy-0';
   const host = options.host ?? '127.0.0.1';
-  const port = options.port ?? (await freePort());
+  const port = options.port ?? (await freePort(host));
   const muster = await createMuster(
     options.ports ?? {
       discovery: {
@@ -154,48 +150,26 @@ export async function watchedDriver(
 }
 
 /** In-process proxies on static membership with each other, each on its own loopback address. */
-export interface StaticCluster {
-  readonly proxies: Map<string, RunningProxy>;
-  /** The loopback address member `id` listens on. */
-  hostOf(id: string): string;
-  /** The native port member `id` listens on. */
-  port(id: string): number;
-  /** `address:port` of member `id`, as a driver dials it. */
-  endpoint(id: string): string;
-  /** Stops every proxy still running (drains each). */
-  stop(): Promise<void>;
-}
+export type StaticCluster = ProxyCluster;
 
 /**
- * Starts `ids` as one virtual cluster in front of `backend`: member i listens on
- * 127.0.0.(firstHost + i) — on one shared port, or on a port of its own with `portPerMember` (a
- * driver that dials each peer at its own native_port) — beating heartbeats into one shared scope,
- * and resolves once every instance sees every member up.
+ * Starts `ids` as one virtual cluster in front of `backend` (see startProxyCluster; the first
+ * member on 127.0.0.2 unless `firstHost` says otherwise) on static membership with each other,
+ * beating heartbeats into one shared scope, and resolves once every instance sees every member up.
  */
-export async function startStaticCluster(
+export function startStaticCluster(
   backend: CassandraEntry,
-  options: { ids: readonly string[]; name: string; firstHost?: number; portPerMember?: boolean; proxy?: Record<string, unknown> },
+  options: Omit<ProxyClusterOptions, 'member'> & { name: string; proxy?: Record<string, unknown> },
 ): Promise<StaticCluster> {
   const { ids } = options;
-  const hostOf = (id: string) => `127.0.0.${ids.indexOf(id) + (options.firstHost ?? 2)}`;
-  const shared = await freePort();
-  const ports = new Map<string, number>();
-  for (const id of ids) ports.set(id, options.portPerMember ? await freePort() : shared);
-  const members = ids.map((id) => ({ id, address: hostOf(id), port: ports.get(id)! }));
   const scope = `${options.name}-${process.pid}-${Date.now()}`;
-  const proxies = new Map<string, RunningProxy>();
-  const stop = async () => {
-    for (const p of proxies.values()) await p.stop().catch(() => undefined);
-  };
-  try {
-    for (const id of ids) {
-      const proxy = { instanceId: id, heartbeat: { interval: '200ms', ttl: '3s' }, ...options.proxy };
-      proxies.set(id, await startProxy(backend, { id, host: hostOf(id), port: ports.get(id)!, members, scope, proxy }));
-    }
-    await converged(proxies.values(), ids.length);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { proxies, hostOf, port: (id) => ports.get(id)!, endpoint: (id) => `${hostOf(id)}:${ports.get(id)}`, stop };
+  return startProxyCluster(backend, {
+    firstHost: 2,
+    ...options,
+    member: (id, at) => ({
+      members: ids.map((m) => ({ id: m, address: at.hostOf(m), port: at.port(m) })),
+      scope,
+      proxy: { instanceId: id, heartbeat: { interval: '200ms', ttl: '3s' }, ...options.proxy },
+    }),
+  });
 }

@@ -2,7 +2,7 @@
 // (200 when ready, 503 while draining), /topology (the ordered ring with host ids and tokens),
 // against three proxies in front of the testenv Cassandra. The backend is reached through a relay
 // that can hold traffic, so a forwarded request stays in flight and the drain can be observed.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { decodeCell } from '../../src/protocol/cells.js';
@@ -10,11 +10,13 @@ import { Consistency } from '../../src/protocol/consistency.js';
 import { Opcode } from '../../src/protocol/frame.js';
 import { encodeQuery, encodeStartup } from '../../src/protocol/requests.js';
 import { decodeResult } from '../../src/protocol/result.js';
-import { freePort, startProxy, until, type CassandraEntry, type RunningProxy } from './harness.js';
+import { startStaticCluster, until, type CassandraEntry, type StaticCluster } from './harness.js';
 import { RawClient } from './raw-client.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
 const TIMEOUT = 120_000;
+// Every test here, not only the hooks: jest's 5 s default ran out on a loaded machine (load 26 on 2 cores).
+jest.setTimeout(TIMEOUT);
 
 /** A TCP relay to the backend whose proxy→backend direction can be held and released. */
 class GateRelay {
@@ -89,47 +91,37 @@ const query = (text: string) => encodeQuery({ query: text, parameters: { consist
 
 (backend ? describe : describe.skip)('the operations HTTP port', () => {
   const ids = ['proxy-a', 'proxy-b', 'proxy-c'];
-  const hostOf = (id: string) => `127.0.0.${ids.indexOf(id) + 2}`;
-  const proxies = new Map<string, RunningProxy>();
+  let cluster: StaticCluster;
   let relay: GateRelay;
   let port: number;
-  const http = (id: string) => proxies.get(id)!.proxy.httpPort;
+  const hostOf = (id: string) => cluster.hostOf(id);
+  const http = (id: string) => cluster.proxies.get(id)!.proxy.httpPort;
 
   beforeAll(async () => {
     const [host, nativePort] = backend!.contactPoints[0]!.split(':');
     relay = new GateRelay({ host: host!, port: Number(nativePort) });
     await relay.start();
-    port = await freePort();
-    const members = ids.map((id) => ({ id, address: hostOf(id), port }));
-    const scope = `http-${process.pid}-${Date.now()}`;
-    // Started out of order: the ring order must not depend on it.
-    for (const id of ['proxy-c', 'proxy-a', 'proxy-b']) {
-      proxies.set(
-        id,
-        await startProxy(
-          { ...backend!, contactPoints: [`127.0.0.1:${relay.port}`] },
-          {
-            id,
-            host: hostOf(id),
-            port,
-            members,
-            scope,
-            proxy: {
-              instanceId: id,
-              heartbeat: { interval: '200ms', ttl: '3s' },
-              shutdown: { drainTimeout: '20s' },
-              // A held relay is a hung node to the health probes: they must not give up on it here.
-              backend: { contactPoints: [`127.0.0.1:${relay.port}`], probeTimeout: '60s' },
-            },
-          },
-        ),
-      );
-    }
+    const relayed = [`127.0.0.1:${relay.port}`];
+    cluster = await startStaticCluster(
+      { ...backend!, contactPoints: relayed },
+      {
+        ids,
+        name: 'http',
+        // Started out of order: the ring order must not depend on it.
+        order: ['proxy-c', 'proxy-a', 'proxy-b'],
+        proxy: {
+          shutdown: { drainTimeout: '20s' },
+          // A held relay is a hung node to the health probes: they must not give up on it here.
+          backend: { contactPoints: relayed, probeTimeout: '60s' },
+        },
+      },
+    );
+    port = cluster.port('proxy-a');
   }, TIMEOUT);
 
   afterAll(async () => {
     relay?.release();
-    for (const p of proxies.values()) await p.stop().catch(() => undefined);
+    await cluster?.stop();
     await relay?.stop();
   }, TIMEOUT);
 
@@ -221,7 +213,7 @@ const query = (text: string) => encodeQuery({ query: text, parameters: { consist
     });
     expect((await get(http('proxy-c'), '/health/liveness')).status).toBe(200);
 
-    const victim = proxies.get('proxy-c')!;
+    const victim = cluster.proxies.get('proxy-c')!;
     const client = await cql(`${hostOf('proxy-c')}:${port}`);
     relay.hold();
     client.send(4, 2, Opcode.QUERY, query('SELECT keyspace_name FROM system_schema.keyspaces'));
@@ -256,6 +248,6 @@ const query = (text: string) => encodeQuery({ query: text, parameters: { consist
     await stopping;
     await expect(get(http('proxy-c'), '/health/readiness')).rejects.toThrow();
     client.close();
-    proxies.delete('proxy-c');
+    cluster.proxies.delete('proxy-c');
   });
 });

@@ -8,16 +8,8 @@ import cassandra from 'cassandra-driver';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { decodeEvent } from '../../src/protocol/event.js';
 import { RawClient } from './raw-client.js';
-import {
-  converged,
-  freePort,
-  startProxy,
-  until,
-  watchedDriver,
-  type CassandraEntry,
-  type HostEvent,
-  type RunningProxy,
-} from './harness.js';
+import { freePort, until, type CassandraEntry, type HostEvent } from './harness.js';
+import { clusterDriver, memberHost, startProxyCluster, type ProxyCluster } from './proxy-cluster.js';
 
 interface K8sEntry {
   kubeconfig: string;
@@ -32,10 +24,10 @@ const TIMEOUT = 180_000;
   const namespace = `cql-proxy-${suffix}`;
   const service = 'muster-cql-proxy';
   const ids = ['proxy-0', 'proxy-1', 'proxy-2'];
-  const hostOf = (id: string) => `127.0.0.${ids.indexOf(id) + 1}`;
+  const hostOf = (id: string) => memberHost(ids, id);
   let port: number;
   let kc: k8s.KubeConfig;
-  const proxies = new Map<string, RunningProxy>();
+  let proxyCluster: ProxyCluster;
   let client: cassandra.Client;
   let events: HostEvent[] = [];
   let driverLog: string[] = [];
@@ -66,20 +58,6 @@ const TIMEOUT = 180_000;
     }
   };
 
-  const start = async (id: string) => {
-    const options = { kubeconfig: cluster!.kubeconfig, namespace, port: 'cql' };
-    proxies.set(
-      id,
-      await startProxy(backend!, {
-        id,
-        host: hostOf(id),
-        port,
-        ports: { discovery: { adapter: 'kubernetes', options }, heartbeat: { adapter: 'kubernetes', options } },
-        proxy: { instanceId: id, service, heartbeat: { interval: '1s', ttl: '3s' }, events: { debounce: '100ms', reconcile: '2s' } },
-      }),
-    );
-  };
-
   const seen = (type: string, id: string, since: number) =>
     until(`${type} for ${id}`, () => events.find((e) => e.type === type && e.address === address(id) && e.at >= since), 60_000);
 
@@ -87,20 +65,24 @@ const TIMEOUT = 180_000;
     kc = new k8s.KubeConfig();
     kc.loadFromFile(cluster!.kubeconfig);
     await kc.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
-    port = await freePort();
+    port = await freePort(...ids.map(hostOf));
     await publishSlice();
-    for (const id of ids) await start(id);
-    await converged(proxies.values(), 3, 60_000);
-    ({
-      client,
-      events,
-      warnings: driverLog,
-    } = await watchedDriver(address('proxy-0'), { localDataCenter: backend!.localDataCenter, port }));
+    const options = { kubeconfig: cluster!.kubeconfig, namespace, port: 'cql' };
+    proxyCluster = await startProxyCluster(backend!, {
+      ids,
+      port,
+      convergence: 60_000,
+      member: (id) => ({
+        ports: { discovery: { adapter: 'kubernetes', options }, heartbeat: { adapter: 'kubernetes', options } },
+        proxy: { instanceId: id, service, heartbeat: { interval: '1s', ttl: '3s' }, events: { debounce: '100ms', reconcile: '2s' } },
+      }),
+    });
+    ({ client, events, warnings: driverLog } = await clusterDriver(proxyCluster, backend!, 'proxy-0'));
   }, TIMEOUT);
 
   afterAll(async () => {
     await client?.shutdown();
-    for (const p of proxies.values()) await p.stop().catch(() => undefined);
+    await proxyCluster?.stop();
     if (kc) {
       // No controller-manager: the namespace's objects are ours to remove before the namespace.
       await kc
@@ -175,12 +157,11 @@ const TIMEOUT = 180_000;
       pods.delete(victim);
       const removedAt = Date.now();
       await publishSlice();
-      await proxies.get(victim)!.stop();
-      proxies.delete(victim);
+      await proxyCluster.stopMember(victim);
       const gone = await seen('hostRemove', victim, removedAt);
       console.log(`endpoint removed → driver hostRemove (Kubernetes): ${gone.at - removedAt} ms`);
       await keepsWorking();
-      await start(victim);
+      await proxyCluster.start(victim);
       pods.set(victim, { ready: true });
       const addedAt = Date.now();
       await publishSlice();

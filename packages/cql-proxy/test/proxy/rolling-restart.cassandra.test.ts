@@ -203,7 +203,7 @@ proxy:
   };
 
   beforeAll(async () => {
-    port = await freePort();
+    port = await freePort(...ids.map(hostOf));
     for (const id of ids) http.set(id, await freePort());
     writeMembers(ids);
     await Promise.all(ids.map((id) => start(id)));

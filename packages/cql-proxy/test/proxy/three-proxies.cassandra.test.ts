@@ -12,16 +12,8 @@ import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { decodeEvent } from '../../src/protocol/event.js';
 import { Opcode } from '../../src/protocol/frame.js';
 import { encodeQuery, encodeRegister, encodeStartup } from '../../src/protocol/requests.js';
-import {
-  converged,
-  freePort,
-  startProxy,
-  until,
-  watchedDriver,
-  type CassandraEntry,
-  type HostEvent,
-  type RunningProxy,
-} from './harness.js';
+import { freePort, until, type CassandraEntry, type HostEvent } from './harness.js';
+import { clusterDriver, memberHost, startProxyCluster, type ProxyCluster } from './proxy-cluster.js';
 import { RawClient } from './raw-client.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
@@ -33,8 +25,9 @@ const TIMEOUT = 180_000;
   const scope = `three-${Math.random()}`;
   const ids = ['proxy-a', 'proxy-b', 'proxy-c'];
   let port: number;
-  const hostOf = (id: string) => `127.0.0.${ids.indexOf(id) + 1}`;
-  const proxies = new Map<string, RunningProxy>();
+  let cluster: ProxyCluster;
+  const hostOf = (id: string) => memberHost(ids, id);
+  const address = (id: string) => `${hostOf(id)}:${port}`;
   let client: cassandra.Client;
   let events: HostEvent[] = [];
 
@@ -43,18 +36,6 @@ const TIMEOUT = 180_000;
     writeFileSync(`${file}.tmp`, `members: ${JSON.stringify(members)}\n`);
     renameSync(`${file}.tmp`, file);
   };
-  const start = async (id: string) => {
-    const running = await startProxy(backend!, {
-      id,
-      host: hostOf(id),
-      port,
-      membersFile: file,
-      scope,
-      proxy: { instanceId: id, heartbeat: { interval: '200ms', ttl: '1500ms' }, events: { debounce: '100ms', reconcile: '2s' } },
-    });
-    proxies.set(id, running);
-  };
-  const address = (id: string) => `${hostOf(id)}:${port}`;
   const connected = () =>
     client
       .getState()
@@ -66,21 +47,26 @@ const TIMEOUT = 180_000;
   };
 
   beforeAll(async () => {
-    port = await freePort();
+    port = await freePort(...ids.map(hostOf));
     writeMembers(ids);
-    for (const id of ids) await start(id);
     // Converged: every instance shows all three up before the driver connects.
-    await converged(proxies.values(), 3);
-    ({ client, events } = await watchedDriver(address('proxy-a'), {
-      localDataCenter: backend!.localDataCenter,
+    cluster = await startProxyCluster(backend!, {
+      ids,
       port,
-      policies: { reconnection: new cassandra.policies.reconnection.ConstantReconnectionPolicy(300) },
+      member: (id) => ({
+        membersFile: file,
+        scope,
+        proxy: { instanceId: id, heartbeat: { interval: '200ms', ttl: '1500ms' }, events: { debounce: '100ms', reconcile: '2s' } },
+      }),
+    });
+    ({ client, events } = await clusterDriver(cluster, backend!, 'proxy-a', {
+      reconnection: new cassandra.policies.reconnection.ConstantReconnectionPolicy(300),
     }));
   }, TIMEOUT);
 
   afterAll(async () => {
     await client?.shutdown();
-    for (const p of proxies.values()) await p.stop().catch(() => undefined);
+    await cluster?.stop();
   }, TIMEOUT);
 
   it(
@@ -103,15 +89,14 @@ const TIMEOUT = 180_000;
     async () => {
       const victim = 'proxy-c';
       const stoppedAt = Date.now();
-      await proxies.get(victim)!.stop();
-      proxies.delete(victim);
+      await cluster.stopMember(victim);
       const gone = await until('hostRemove for the drained proxy', () =>
         events.find((e) => e.type === 'hostRemove' && e.address === address(victim) && e.at >= stoppedAt),
       );
       console.log(`stop → driver hostRemove: ${gone.at - stoppedAt} ms`);
       await workload();
       const restartedAt = Date.now();
-      await start(victim);
+      await cluster.start(victim);
       const back = await until(
         'hostAdd for the restarted proxy',
         () => events.find((e) => e.type === 'hostAdd' && e.address === address(victim) && e.at >= restartedAt),
@@ -155,7 +140,7 @@ const TIMEOUT = 180_000;
       const watcher = await RawClient.registered(address('proxy-a'), ['STATUS_CHANGE', 'TOPOLOGY_CHANGE']);
       // Its heartbeat store stops (as when its backend is cut off); its CQL port stays open.
       const staleFrom = Date.now();
-      await proxies.get(victim)!.muster.heartbeat.close();
+      await cluster.proxies.get(victim)!.muster.heartbeat.close();
       // Events about the other members, or a late UP about the victim after the previous tests'
       // restart and re-add, may still arrive; what must come is the victim's DOWN.
       const deadline = Date.now() + 15_000;
@@ -185,7 +170,7 @@ const TIMEOUT = 180_000;
       writeMembers(ids.filter((id) => id !== late));
       await until(
         'proxy-a to drop proxy-b',
-        () => !(proxies.get('proxy-a')!.proxy.topology().members as { id: string }[]).some((m) => m.id === late),
+        () => !(cluster.proxies.get('proxy-a')!.proxy.topology().members as { id: string }[]).some((m) => m.id === late),
       );
       watcher.send(4, 3, Opcode.REGISTER, encodeRegister({ eventTypes: ['TOPOLOGY_CHANGE'] }));
       expect((await watcher.next(3))?.opcode).toBe(Opcode.READY);
