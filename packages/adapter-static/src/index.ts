@@ -4,6 +4,7 @@ import { StaticDiscoveryBackend } from './discovery.js';
 import { StaticHeartbeatBackend } from './heartbeat.js';
 import { StaticLockBackend } from './lock.js';
 import { findSelf, membersSchema, selfSchema, toEndpoints } from './members.js';
+import { selfInFile } from './self-in-file.js';
 
 const optionsSchema = s.object({
   service: s.optional(s.string({ minLength: 1 })),
@@ -34,7 +35,7 @@ export default defineAdapter({
     if (options.members && options.file) {
       throw new InvalidArgumentError(`${context.describe([])}: give either members or file, not both`);
     }
-    if (options.file) return;
+    if (options.file) return selfInFile(options.self, context.describe(['self']));
     const members = options.members ?? [];
     toEndpoints(members, context.describe(['members']));
     const self = findSelf(members, options.self, context.describe(['self']));
