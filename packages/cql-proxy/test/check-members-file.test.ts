@@ -53,3 +53,45 @@ describe('--check with a members file', () => {
     expect(r.err).toContain(`${r.path}:5:11: discovery.options.self: with file:, name this process by its member id`);
   });
 });
+
+describe('--check reads the members file as the start does', () => {
+  const withFile = (name: string, members: string) => {
+    writeFileSync(join(dir, `${name}.members.yaml`), members);
+    const path = join(dir, `${name}.yaml`);
+    writeFileSync(
+      path,
+      `discovery: { adapter: static, options: { file: ./${name}.members.yaml, self: proxy-0 } }\nproxy:\n  backend: { contactPoints: [127.0.0.1:9142] }\n`,
+    );
+    const r = spawnSync(process.execPath, [bin, '--check', '--config', path], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
+    return { members: join(dir, `${name}.members.yaml`), code: r.status, err: r.stderr };
+  };
+
+  it('a list without members: is refused at its place, saying what the file must hold', () => {
+    const r = withFile('list', '- { id: proxy-0, address: 127.0.0.1, port: 9042 }\n');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${r.members}:1:1: the document must be a map with a members: list, e.g. members: [{ id: proxy-0`);
+  });
+
+  it('a member without a port is refused at its place', () => {
+    const r = withFile('no-port', 'members:\n  - { id: proxy-0, address: 127.0.0.1 }\n');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${r.members}:2:5: members[0].port:`);
+  });
+
+  it('a missing file is refused, naming it', () => {
+    const path = join(dir, 'missing.yaml');
+    writeFileSync(
+      path,
+      `discovery: { adapter: static, options: { file: ./nowhere.yaml, self: proxy-0 } }\nproxy:\n  backend: { contactPoints: [127.0.0.1:9142] }\n`,
+    );
+    const r = spawnSync(process.execPath, [bin, '--check', '--config', path], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`${join(dir, 'nowhere.yaml')}: cannot read config: no such file`);
+  });
+});
