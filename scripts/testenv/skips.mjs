@@ -7,8 +7,14 @@ import { appendFileSync } from 'node:fs';
 /** Set by the reporter in jest's main process before workers start; workers inherit it. */
 export const SKIP_LOG_VARIABLE = 'MUSTER_TESTENV_SKIP_LOG';
 
-/** The test file that asked, from the stack (the check runs at module level, outside any test). */
+/**
+ * The test file that asked: jest's own record of the file it runs (set before the file's imports are
+ * evaluated, so a helper module that checks for its server counts for the test file importing it),
+ * else a test file on the stack.
+ */
 function callerTestFile() {
+  const testPath = globalThis.expect?.getState?.().testPath;
+  if (testPath) return testPath;
   const frames = new Error().stack?.split('\n') ?? [];
   for (const frame of frames) {
     const match = /(?:\(|at )(?:file:\/\/)?([^()\s]+\.test\.[cm]?[tj]s)/.exec(frame);

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { testTool } from '../optional-tools.mjs';
+import { lookForConsul } from './fixtures/needs-consul.mjs';
 import SkipSummaryReporter from '../skip-summary-reporter.mjs';
 import { testServer } from '../state.mjs';
 
@@ -75,6 +76,14 @@ describe('the skip summary', () => {
     expect(reporter.summary()).toContain(
       `  tool gocql: turned off by MUSTER_DRAIN_GOCQL=off; 1 file\n    ${here}\n    provide it: unset MUSTER_DRAIN_GOCQL`,
     );
+  });
+
+  it('a skip found by a helper module counts for the test file that imports it', async () => {
+    const reporter = new SkipSummaryReporter({ rootDir: repo });
+    process.env.MUSTER_TESTENV_DIR = mkdtempSync(join(tmpdir(), 'muster-no-servers-'));
+    delete process.env.CI;
+    await lookForConsul();
+    expect(reporter.summary()).toMatch(new RegExp(`  server consul: not running .*; 1 file\\n    ${here}`));
   });
 
   it('says nothing when nothing was skipped', () => {
