@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// testenv build|up|down|restart|status [server ...]: obtains, caches and runs the real servers
-// the integration tests need, on loopback and free ports.
+// testenv build|up|down|restart|status|contact-points [server ...]: obtains, caches and runs the real
+// servers the integration tests need, on loopback and free ports.
 import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,7 @@ const known = readdirSync(serversDir)
 const load = (name) => import(join(serversDir, `${name}.mjs`));
 
 function usage(code) {
-  console.error(`usage: testenv <build|up|down|restart|status> [${known.join('|')}|all ...]`);
+  console.error(`usage: testenv <build|up|down|restart|status|contact-points> [${known.join('|')}|all ...]`);
   process.exit(code);
 }
 
@@ -102,6 +102,14 @@ async function main() {
       return;
     case 'status':
       console.log(JSON.stringify(readState(), null, 2));
+      return;
+    case 'contact-points':
+      // For a shell: MUSTER_PROXY_BACKEND_CONTACT_POINTS=$(npm run --silent testenv -- contact-points cassandra)
+      for (const n of names) {
+        const entry = readState()[n];
+        if (!entry?.contactPoints) throw new Error(`${n} is not up (no contact points in ${stateFile()}); npm run testenv -- up ${n}`);
+        console.log(entry.contactPoints.join(','));
+      }
       return;
     default:
       usage(2);

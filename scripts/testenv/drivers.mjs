@@ -11,7 +11,8 @@ export const JAVA_DRIVER_VERSION = process.env.MUSTER_JAVA_DRIVER || '4.17.0';
 
 /** Whether `cmd args` runs at all (the tool is installed). */
 export function hasTool(cmd, args = ['--version']) {
-  const r = spawnSync(cmd, args, { stdio: 'ignore' });
+  // The caller's process.env, PATH included: under jest that is the test's copy, not the process's.
+  const r = spawnSync(cmd, args, { stdio: 'ignore', env: process.env });
   return r.error === undefined && r.status === 0;
 }
 

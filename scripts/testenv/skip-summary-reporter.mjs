@@ -1,6 +1,7 @@
-// A jest reporter: after the run, one summary of the suites skipped per missing test server and
-// the command that starts those servers. Suites record their skips through testServer()
-// (scripts/testenv/skips.mjs) into a file this reporter names before any worker starts.
+// A jest reporter: after the run, one summary of the suites skipped per missing test server or
+// optional tool, and the command that provides each. Suites record their skips through testServer()
+// and testTool() (both via skipFor() in skips.mjs) into a file this reporter names before any worker
+// starts.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -28,30 +29,34 @@ export default class SkipSummaryReporter {
   /** The summary of what was recorded so far, or '' when nothing was skipped. */
   summary() {
     const lines = existsSync(this.#log) ? readFileSync(this.#log, 'utf8').split('\n').filter(Boolean) : [];
-    const byServer = new Map();
+    // One group per missing thing (a server, a tool), with the files that skipped for it.
+    const groups = new Map();
     for (const line of lines) {
-      const { server, file } = JSON.parse(line);
-      if (!byServer.has(server)) byServer.set(server, new Set());
-      if (file) byServer.get(server).add(relative(this.rootDir, file));
+      const { kind, name, why, how, file } = JSON.parse(line);
+      const key = `${kind} ${name}`;
+      if (!groups.has(key)) groups.set(key, { kind, name, why, how, files: new Set() });
+      if (file) groups.get(key).files.add(relative(this.rootDir, file));
     }
-    if (byServer.size === 0) return '';
-    const servers = [...byServer.keys()].sort();
-    const total = new Set([...byServer.values()].flatMap((files) => [...files])).size;
-    const out = [
-      '',
-      `Skipped: ${total} test file${total === 1 ? '' : 's'} need${total === 1 ? 's' : ''} a test server that is not running.`,
-    ];
-    for (const server of servers) {
-      const files = [...byServer.get(server)].sort();
-      out.push(`  ${server}: ${files.length} file${files.length === 1 ? '' : 's'}`, ...files.map((file) => `    ${file}`));
+    if (groups.size === 0) return '';
+    const sorted = [...groups.values()].sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
+    const total = new Set(sorted.flatMap((g) => [...g.files])).size;
+    const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+    const out = ['', `Skipped: ${plural(total, 'test file')} (in whole or in part), for what is missing here:`];
+    for (const g of sorted) {
+      out.push(`  ${g.kind} ${g.name}: ${g.why}; ${plural(g.files.size, 'file')}`, ...[...g.files].sort().map((file) => `    ${file}`));
+      if (g.kind === 'tool') out.push(`    provide it: ${g.how}`);
     }
-    out.push(
-      '',
-      `Start them and run again (the first start builds them into ~/.cache/muster-testenv):`,
-      `  npm run testenv -- up ${servers.join(' ')}`,
-      '  npm test',
-      '',
-    );
+    const servers = sorted.filter((g) => g.kind === 'server').map((g) => g.name);
+    out.push('');
+    if (servers.length > 0) {
+      out.push(
+        'Start the servers and run again (the first start builds them into ~/.cache/muster-testenv):',
+        `  npm run testenv -- up ${servers.join(' ')}`,
+      );
+    }
+    if (sorted.some((g) => g.kind === 'tool'))
+      out.push('Provide the tools as said above' + (servers.length ? ', then:' : ', and run again:'));
+    out.push('  npm test', '');
     return out.join('\n') + '\n';
   }
 }

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runDir } from './lib.mjs';
-import { recordSkip } from './skips.mjs';
+import { skipFor } from './skips.mjs';
 
 export function stateFile() {
   return join(runDir(), 'state.json');
@@ -37,11 +37,5 @@ export function dropEntry(name) {
 export function testServer(name) {
   const entry = readState()[name];
   if (entry) return entry;
-  const how = `start it with: npm run testenv -- up ${name}`;
-  if (process.env.CI === 'true') {
-    throw new Error(`test server '${name}' is not running under CI (${stateFile()} has no entry); ${how}`);
-  }
-  console.warn(`\n*** SKIPPED: test server '${name}' is not running; ${how} ***\n`);
-  recordSkip(name);
-  return undefined;
+  return skipFor({ kind: 'server', name, why: `not running (no entry in ${stateFile()})`, how: `npm run testenv -- up ${name}` });
 }

@@ -16,7 +16,8 @@ const entry = testServer<ConsulEntry>('consul');
 // Undefined when the package is missing or exports no adapter yet.
 const adapter = (await import('@muster/adapter-consul').catch(() => undefined))?.default;
 const ready = adapter !== undefined && (['discovery', 'lock', 'heartbeat'] as const).every((p) => adapter.provides.includes(p));
-if (!ready) console.warn('\n*** SKIPPED: @muster/adapter-consul does not export an adapter with discovery, lock and heartbeat yet ***\n');
+// A workspace package, not an optional tool: without these ports the example is broken, not skippable.
+if (!ready) throw new Error('@muster/adapter-consul does not export an adapter with discovery, lock and heartbeat');
 
 (entry && ready ? describe : describe.skip)('scheduler failover, processes on Consul', () => {
   test('SIGKILL the leader and a worker: takeover within the session bound, no task lost or doubled, stale writes refused', async () => {

@@ -22,6 +22,8 @@ const k8s = testServer<K8sEntry>('k8s');
 const backend = testServer<CassandraEntry>('cassandra');
 const adapter = (await import('@muster/adapter-k8s').catch(() => undefined))?.default;
 const ready = adapter !== undefined && adapter.provides.includes('lock') && adapter.provides.includes('heartbeat');
+// A workspace package, not an optional tool: without these ports the example is broken, not skippable.
+if (!ready) throw new Error('@muster/adapter-k8s does not export an adapter with lock and heartbeat');
 
 function kube(method: string, path: string, body?: unknown): Promise<number> {
   return new Promise((resolve, reject) => {

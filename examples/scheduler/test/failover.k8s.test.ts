@@ -18,7 +18,8 @@ const entry = testServer<K8sEntry>('k8s');
 // Undefined when the package is missing or exports no adapter yet.
 const adapter = (await import('@muster/adapter-k8s').catch(() => undefined))?.default;
 const ready = adapter !== undefined && adapter.provides.includes('lock') && adapter.provides.includes('heartbeat');
-if (!ready) console.warn('\n*** SKIPPED: @muster/adapter-k8s does not export an adapter with lock and heartbeat yet ***\n');
+// A workspace package, not an optional tool: without these ports the example is broken, not skippable.
+if (!ready) throw new Error('@muster/adapter-k8s does not export an adapter with lock and heartbeat');
 
 function kube(method: string, path: string, body?: unknown): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -1,7 +1,6 @@
 // TLS to the agent: CA pinning and client certificates, against a loopback https server with
 // certificates made by the testenv's openssl helper (no Consul needed). Skipped without openssl.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -9,13 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMuster } from '@muster/core';
 import { makeClientCertificate, makeServerCertificate } from '../../../scripts/testenv/certificates.mjs';
+import { testTool } from '../../../scripts/testenv/optional-tools.mjs';
 
-let haveOpenssl = true;
-try {
-  execFileSync('openssl', ['version'], { stdio: 'ignore' });
-} catch {
-  haveOpenssl = false;
-}
+const haveOpenssl = testTool('openssl');
 
 const dir = mkdtempSync(join(tmpdir(), 'muster-consul-tls-'));
 const file = (name: string) => join(dir, name);

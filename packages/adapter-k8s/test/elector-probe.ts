@@ -1,7 +1,6 @@
 // The client-go leader-election probe (scripts/testenv/k8s-elector) for this package's tests: where
 // its binary is, and a running elector whose JSON-line events a test can wait on.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -9,8 +8,6 @@ import { ELECTOR_VERSION } from '../../../scripts/testenv/servers/k8s.mjs';
 
 const cache = process.env.MUSTER_TESTENV_CACHE || join(homedir(), '.cache', 'muster-testenv');
 export const electorBinary = join(cache, `k8s-elector-${ELECTOR_VERSION as string}`, 'k8s-elector');
-/** Built by `testenv build k8s`; MUSTER_BUILD_ELECTOR=1 lets a test build it. */
-export const haveElector = existsSync(electorBinary) || process.env.MUSTER_BUILD_ELECTOR === '1';
 
 export interface ElectorEvent {
   event: string;

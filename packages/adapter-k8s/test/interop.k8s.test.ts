@@ -7,12 +7,11 @@ import * as k8s from '@kubernetes/client-node';
 import { createMuster, type Muster } from '@muster/core';
 import { eventually } from '@muster/core/testing';
 import { adminConfig, createNamespace, deleteNamespace, entry } from './k8s-testenv.js';
-import { electorBinary, haveElector, startElector as startProbe } from './elector-probe.js';
+import { startElector as startProbe } from './elector-probe.js';
+import { testTool } from '../../../scripts/testenv/optional-tools.mjs';
 import { buildElector } from '../../../scripts/testenv/servers/k8s.mjs';
 
-if (entry && !haveElector)
-  console.warn(`\n*** SKIPPED client-go interop: ${electorBinary} is not built (MUSTER_BUILD_ELECTOR=1 builds it) ***\n`);
-const describeInterop = entry && haveElector ? describe : describe.skip;
+const describeInterop = entry && testTool('k8s-elector') ? describe : describe.skip;
 
 // A MicroTime as the client hands it over (a Date), in ms.
 const millis = (time: Date | string | undefined) => (time instanceof Date ? time.getTime() : Date.parse(String(time)));

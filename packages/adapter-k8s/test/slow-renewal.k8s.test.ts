@@ -11,10 +11,10 @@ import { eventually } from '@muster/core/testing';
 import { startTcpProxy, type TcpProxy } from '../../../scripts/testenv/tcp-proxy.mjs';
 import { buildElector } from '../../../scripts/testenv/servers/k8s.mjs';
 import { createNamespace, deleteNamespace, entry } from './k8s-testenv.js';
-import { electorBinary, haveElector, startElector } from './elector-probe.js';
+import { electorBinary, startElector } from './elector-probe.js';
+import { testTool } from '../../../scripts/testenv/optional-tools.mjs';
 
-if (entry && !haveElector) console.warn(`\n*** SKIPPED slow renewal: ${electorBinary} is not built ***\n`);
-const describeSlow = entry && haveElector ? describe : describe.skip;
+const describeSlow = entry && testTool('k8s-elector') ? describe : describe.skip;
 
 const delay = 600;
 const ttl = 3000;

@@ -3,7 +3,8 @@ import { createDiscovery, createHeartbeatStore, createLock, defineAdapter, s, ty
 import { StaticDiscoveryBackend } from './discovery.js';
 import { StaticHeartbeatBackend } from './heartbeat.js';
 import { StaticLockBackend } from './lock.js';
-import { findSelf, membersSchema, selfSchema, toEndpoints } from './members.js';
+import { findSelf, membersSchema, readMembersFile, selfSchema, toEndpoints } from './members.js';
+import { selfInFile } from './self-in-file.js';
 
 const optionsSchema = s.object({
   service: s.optional(s.string({ minLength: 1 })),
@@ -29,12 +30,16 @@ export default defineAdapter({
   core: '^0.1.0',
   options: optionsSchema,
   // What the discovery factory would refuse, found without creating it (for --check).
-  check(port, options, context) {
+  async check(port, options, context) {
     if (port !== 'discovery') return;
     if (options.members && options.file) {
       throw new InvalidArgumentError(`${context.describe([])}: give either members or file, not both`);
     }
-    if (options.file) return;
+    if (options.file) {
+      // The start reads the file and fails on a broken one: so does the check, positioned in it.
+      await readMembersFile(options.file, context.configDir);
+      return selfInFile(options.self, context.describe(['self']));
+    }
     const members = options.members ?? [];
     toEndpoints(members, context.describe(['members']));
     const self = findSelf(members, options.self, context.describe(['self']));

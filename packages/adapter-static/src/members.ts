@@ -78,6 +78,8 @@ export function findSelf(members: readonly MemberConfig[], self: SelfConfig | un
 export async function readMembersFile(file: string, baseDir: string): Promise<Endpoint[]> {
   const path = resolve(baseDir, file);
   // Read as a config file is (positioned errors, ${VAR} references); unreadable is a ConfigError naming the path.
-  const source = await loadConfig(path);
+  const source = await loadConfig(path, {
+    document: 'a map with a members: list, e.g. members: [{ id: proxy-0, address: 10.0.0.1, port: 9042 }]',
+  });
   return toEndpoints(source.parse(['members'], membersSchema), path);
 }

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, MusterError, type ErrorCode } from '@muster/core';
 import { proxyJsonSchema } from './config.js';
+import { checkWarnings } from './check-warnings.js';
 import { loadEffectiveConfig, printableConfig } from './effective-config.js';
 
 const usage = `Usage: muster-cql-proxy --config <file> [options]
@@ -79,6 +80,7 @@ async function main(argv: string[]): Promise<number> {
   // --check and the run share every validation and the resulting config (instanceId included).
   const effective = await loadEffectiveConfig(values.config, { overrides });
   if (values.check) {
+    for (const warning of checkWarnings(effective)) console.error(`muster-cql-proxy: warning: ${warning}`);
     console.log(JSON.stringify(printableConfig(effective), null, 2));
     return 0;
   }

@@ -6,7 +6,7 @@
 // functions that the modules in ../servers/ export.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -262,6 +262,14 @@ function dataRoot(profile) {
   const key = createHash('sha256').update(runDir()).digest('hex').slice(0, 10);
   if (existsSync('/dev/shm')) return join('/dev/shm', `muster-testenv-${key}`, profile);
   return runDir('cassandra', profile, 'data');
+}
+
+function rmEmptyDir(dir) {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // not empty (another profile's data, or logs): kept
+  }
 }
 
 // Murmur3 tokens spread evenly over the ring: node i of n gets -2^63 + i * 2^64 / n.
@@ -588,6 +596,8 @@ export function makeProfile({ name, nodes = 1, auth = false, tls = false }) {
     await stopNodes(cluster);
     for (const node of cluster.nodes) rmSync(node.dataDir, { recursive: true, force: true });
     rmSync(dataRoot(name), { recursive: true, force: true });
+    // And the per-run-dir folder above it once it is empty: a test with a private run dir leaves none.
+    rmEmptyDir(dirname(dataRoot(name)));
   }
 
   async function restart(entry) {

@@ -45,8 +45,9 @@ export interface AdapterDefinition<O = unknown> {
    * Checks beyond the schema that need no server and start nothing (a `self` that names no
    * member, two members with one id). The runtime calls it for each port before that port's
    * factory, and `checkConfig` (a proxy's --check) calls only it, so both report the same problems.
+   * It may read local files the start reads (a static members file), hence a promise is allowed.
    */
-  check?(port: PortName, options: O, context: AdapterContext): AdapterCheck | void;
+  check?(port: PortName, options: O, context: AdapterContext): AdapterCheck | void | Promise<AdapterCheck | void>;
   /**
    * Services this adapter adds to an application's inversify container beside the port (say, the
    * client it built, for the application to reuse), when the application loads Muster with

@@ -92,7 +92,7 @@ export async function checkConfig(input: string | URL | MusterConfig | ConfigSou
       configDir: config.dir,
       describe: (path: Path) => describe(config, [port, 'options', ...path]),
     };
-    const found = adapter.check?.(port, adapterOptions, context);
+    const found = await adapter.check?.(port, adapterOptions, context);
     if (port === 'discovery') selfId = found?.selfId;
     ports.push({ port, specifier: section.adapter, adapter, options: adapterOptions, context });
   }

@@ -86,6 +86,8 @@ export interface LoadOptions {
   /** Environment for `${VAR}` and `${VAR:-default}` in a YAML file (default process.env). */
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly cwd?: string;
+  /** What the file must hold, for the message when it is not a map (default: the sections of a Muster config). */
+  readonly document?: string;
 }
 
 /** Reads a YAML file (path or file: URL), or wraps a config object; an already loaded source passes through. */
@@ -107,7 +109,7 @@ export async function loadConfig(input: string | URL | MusterConfig | ConfigSour
     const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (cause as Error).message;
     throw new ConfigError('', `cannot read config: ${why}`, { file }, { cause });
   }
-  return parseYaml(text, file, options.env ?? process.env);
+  return parseYaml(text, file, options.env ?? process.env, options.document);
 }
 
 function retype(text: string): unknown {
@@ -121,6 +123,7 @@ export async function parseYaml(
   text: string,
   file: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
+  document = 'a map of sections (discovery, lock, heartbeat, …)',
 ): Promise<ConfigSource> {
   // Loaded only when a file is read: a config passed as an object never pays for the parser.
   const { LineCounter, parseDocument, isScalar, visit } = await import('yaml');
@@ -163,10 +166,7 @@ export async function parseYaml(
     { file, dir: dirname(file), doc, lines },
   );
   if (data !== null && data !== undefined && (typeof data !== 'object' || Array.isArray(data))) {
-    throw source.error(
-      [],
-      `the document must be a map of sections (discovery, lock, heartbeat, …), got ${Array.isArray(data) ? 'a list' : typeof data}`,
-    );
+    throw source.error([], `the document must be ${document}, got ${Array.isArray(data) ? 'a list' : typeof data}`);
   }
   return source;
 }

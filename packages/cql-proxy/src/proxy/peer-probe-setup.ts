@@ -22,15 +22,23 @@ export interface PeerProbing {
  */
 export function peerProbeFor(config: ProxyConfig, muster: Muster, tls: PeerProbeOptions['tls']): PeerProbing {
   const adapter = muster.adapters.heartbeat;
-  const heartbeatsProcessLocal = adapter !== undefined && PROCESS_LOCAL_HEARTBEATS.has(adapter);
+  const heartbeatsProcessLocal = isProcessLocalHeartbeat(adapter);
   const { mode, interval, timeout } = config.peerProbe;
   const probing = mode === 'on' || (mode === 'auto' && (adapter === undefined || heartbeatsProcessLocal));
-  const warning = heartbeatsProcessLocal
-    ? `heartbeat adapter '${adapter}' keeps heartbeats inside this process: proxies in other processes never see them. ` +
-      (probing
-        ? 'Peers are probed instead (proxy.peerProbe). '
-        : 'proxy.peerProbe is off, so peers in other processes count as alive while Discovery lists them. ') +
-      'Remove the heartbeat: section for static members, or choose a shared store (kubernetes, consul).'
-    : undefined;
+  const warning = heartbeatsProcessLocal ? processLocalHeartbeatWarning(adapter!, probing) : undefined;
   return { probe: probing ? { interval, timeout, ...(tls ? { tls } : {}) } : undefined, heartbeatsProcessLocal, warning };
+}
+
+/** Whether heartbeat adapter `adapter` keeps its store inside one process. */
+export const isProcessLocalHeartbeat = (adapter: string | undefined) => adapter !== undefined && PROCESS_LOCAL_HEARTBEATS.has(adapter);
+
+/** The warning for a process-local HeartbeatStore with peers, as the run logs it and --check prints it. */
+export function processLocalHeartbeatWarning(adapter: string, probing: boolean): string {
+  return (
+    `heartbeat adapter '${adapter}' keeps heartbeats inside this process: proxies in other processes never see them. ` +
+    (probing
+      ? 'Peers are probed instead (proxy.peerProbe). '
+      : 'proxy.peerProbe is off, so peers in other processes count as alive while Discovery lists them. ') +
+    'Remove the heartbeat: section for static members, or choose a shared store (kubernetes, consul).'
+  );
 }

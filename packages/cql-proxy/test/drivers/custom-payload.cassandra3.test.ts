@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { hasTool, javaDriverJars, pythonDriver } from '../../../../scripts/testenv/drivers.mjs';
+import { javaDriverJars, pythonDriver } from '../../../../scripts/testenv/drivers.mjs';
+import { testTool } from '../../../../scripts/testenv/optional-tools.mjs';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { startProxy, type CassandraEntry, type RunningProxy } from '../proxy/harness.js';
 import { backendIdentity, type BackendIdentity } from '../proxy/system-walk.js';
@@ -17,14 +18,8 @@ const backend = testServer<CassandraEntry>('cassandra3');
 const TIMEOUT = 240_000;
 const script = fileURLToPath(new URL('./python/custom_payload.py', import.meta.url));
 const javaSource = fileURLToPath(new URL('./java/CustomPayloadCheck.java', import.meta.url));
-const java = hasTool('javac', ['-version']) && hasTool('java', ['-version']) && hasTool('mvn', ['-v']);
-
-const python = hasTool('python3', ['-c', 'import venv, ensurepip']);
-if (!python) {
-  const why = 'python3 with venv/ensurepip is not installed, so the custom-payload driver test cannot run';
-  if (process.env.CI === 'true') throw new Error(`${why} (CI=true: failing instead of skipping)`);
-  console.warn(`\n*** SKIPPED: ${why} ***\n`);
-}
+const java = testTool('java-driver');
+const python = testTool('python-driver');
 
 type Row = Record<string, string>;
 interface Report {

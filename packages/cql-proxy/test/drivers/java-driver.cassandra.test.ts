@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { hasTool, javaDriverJars } from '../../../../scripts/testenv/drivers.mjs';
+import { javaDriverJars } from '../../../../scripts/testenv/drivers.mjs';
+import { testTool } from '../../../../scripts/testenv/optional-tools.mjs';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { startStaticCluster, type CassandraEntry, type StaticCluster } from '../proxy/harness.js';
 
@@ -17,12 +18,7 @@ const backend = testServer<CassandraEntry>('cassandra');
 const TIMEOUT = 300_000;
 const source = fileURLToPath(new URL('./java/DriverCheck.java', import.meta.url));
 
-const java = hasTool('javac', ['-version']) && hasTool('java', ['-version']) && hasTool('mvn', ['-v']);
-if (!java) {
-  const why = 'javac, java or mvn is not installed, so the Java driver test cannot run';
-  if (process.env.CI === 'true') throw new Error(`${why} (CI=true: failing instead of skipping)`);
-  console.warn(`\n*** SKIPPED: ${why} ***\n`);
-}
+const java = testTool('java-driver');
 
 interface Report {
   error?: string;

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { hasTool, pythonDriver } from '../../../../scripts/testenv/drivers.mjs';
+import { pythonDriver } from '../../../../scripts/testenv/drivers.mjs';
+import { testTool } from '../../../../scripts/testenv/optional-tools.mjs';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { startStaticCluster, type CassandraEntry, type StaticCluster } from '../proxy/harness.js';
 
@@ -13,12 +14,7 @@ const backend = testServer<CassandraEntry>('cassandra');
 const TIMEOUT = 240_000;
 const script = fileURLToPath(new URL('./python/check_cluster.py', import.meta.url));
 
-const python = hasTool('python3', ['-c', 'import venv, ensurepip']);
-if (!python) {
-  const why = 'python3 with venv/ensurepip is not installed, so the cassandra-driver test cannot run';
-  if (process.env.CI === 'true') throw new Error(`${why} (CI=true: failing instead of skipping)`);
-  console.warn(`\n*** SKIPPED: ${why} ***\n`);
-}
+const python = testTool('python-driver');
 
 interface Report {
   driver: string;

@@ -19,8 +19,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { hasTool, pythonDriver } from '../../../../scripts/testenv/drivers.mjs';
+import { pythonDriver } from '../../../../scripts/testenv/drivers.mjs';
 import { gocqlSteadyLoad } from '../../../../scripts/testenv/gocql.mjs';
+import { testTool } from '../../../../scripts/testenv/optional-tools.mjs';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { decodeEvent } from '../../src/protocol/event.js';
 import { Opcode } from '../../src/protocol/frame.js';
@@ -29,13 +30,9 @@ import { freePort, until, type CassandraEntry } from './harness.js';
 import { RawClient } from './raw-client.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
-const python = hasTool('python3', ['-c', 'import venv, ensurepip']);
-const go = process.env.MUSTER_DRAIN_GOCQL !== 'off' && hasTool('go', ['version']);
-if (!python || !go) {
-  const why = `${python ? '' : 'python3 with venv/ensurepip'}${!python && !go ? ' and ' : ''}${go ? '' : 'go'} not installed: the drain test runs without that driver`;
-  if (process.env.CI === 'true' && !python) throw new Error(`${why} (CI=true: failing instead of skipping)`);
-  console.warn(`\n*** SKIPPED in part: ${why} ***\n`);
-}
+// Without one of these the drain test runs without that driver (listed in the skip summary).
+const python = testTool('python-driver');
+const go = testTool('gocql');
 const TIMEOUT = 300_000;
 const bin = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const loadScript = fileURLToPath(new URL('../drivers/python/steady_load.py', import.meta.url));

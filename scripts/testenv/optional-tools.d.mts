@@ -1,0 +1,5 @@
+// Types for optional-tools.mjs, so TypeScript tests can import it.
+export type OptionalTool = 'java-driver' | 'python-driver' | 'gocql' | 'openssl' | 'k8s-elector' | 'cassandra-cache';
+export const OPTIONAL_TOOLS: Record<OptionalTool, { present(): boolean; why: string; how: string; optOut?: string }>;
+/** Whether the tool is there; when not, the skip is recorded (locally) or thrown (CI=true). */
+export function testTool(name: OptionalTool): boolean;

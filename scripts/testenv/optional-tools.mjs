@@ -1,0 +1,74 @@
+// The optional tools some tests need beside the test servers: third-party drivers, compilers, binaries
+// the testenv builds into its cache. One table, so every such skip says the same things the same way
+// (what is missing, and the command that provides it) and takes the one path of skips.mjs: listed in
+// the summary at the end of `npm test` locally, an error under CI=true.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { VERSION as CASSANDRA_VERSION } from './cassandra/node.mjs';
+import { hasTool as runs } from './drivers.mjs';
+import { ELECTOR_VERSION } from './servers/k8s.mjs';
+import { skipFor } from './skips.mjs';
+
+/** The testenv cache, without creating it (looking must not change the machine). */
+const cache = (...parts) => join(process.env.MUSTER_TESTENV_CACHE || join(homedir(), '.cache', 'muster-testenv'), ...parts);
+
+const electorBinary = () => cache(`k8s-elector-${ELECTOR_VERSION}`, 'k8s-elector');
+const cassandraJar = () => cache(`cassandra-${CASSANDRA_VERSION}`, 'lib', `cassandra-all-${CASSANDRA_VERSION}.jar`);
+const java17 = () => {
+  const r = spawnSync(process.env.MUSTER_CASSANDRA_JAVA || 'java', ['-version'], { encoding: 'utf8' });
+  return r.error === undefined && /version "(17|11)[."]/.test(`${r.stdout}${r.stderr}`);
+};
+
+/** name → how to tell it is there, what is missing when it is not, and the command that provides it. */
+export const OPTIONAL_TOOLS = {
+  'java-driver': {
+    present: () => runs('javac', ['-version']) && runs('java', ['-version']) && runs('mvn', ['-v']),
+    why: 'javac, java or mvn is not installed',
+    how: 'install a JDK 17 and Maven (Debian/Ubuntu: apt-get install openjdk-17-jdk-headless maven); the driver jars are fetched on first use',
+  },
+  'python-driver': {
+    present: () => runs('python3', ['-c', 'import venv, ensurepip']),
+    why: 'python3 with venv/ensurepip is not installed',
+    how: 'install Python 3 with venv (Debian/Ubuntu: apt-get install python3-venv); cassandra-driver is installed into the cache on first use',
+  },
+  gocql: {
+    present: () => runs('go', ['version']),
+    why: 'go is not installed',
+    how: 'install Go (https://go.dev/dl/, the version scripts/testenv/k8s/go.mod names); the gocql program is built on first use',
+    optOut: 'MUSTER_DRAIN_GOCQL',
+  },
+  openssl: {
+    present: () => runs('openssl', ['version']),
+    why: 'openssl is not installed',
+    how: 'install openssl (Debian/Ubuntu: apt-get install openssl)',
+  },
+  'k8s-elector': {
+    present: () => existsSync(electorBinary()) || process.env.MUSTER_BUILD_ELECTOR === '1',
+    why: `${electorBinary()} is not built`,
+    how: 'npm run testenv -- build k8s (or MUSTER_BUILD_ELECTOR=1 lets the test build it)',
+  },
+  'cassandra-cache': {
+    present: () => existsSync(cassandraJar()) && java17(),
+    why: `Cassandra ${CASSANDRA_VERSION} is not in the testenv cache (${cassandraJar()}) or Java 17 is missing`,
+    how: 'npm run testenv -- build cassandra (needs Java 17 and Maven)',
+  },
+};
+
+/**
+ * Whether the optional tool `name` is there for this test file. When it is not, the skip is recorded
+ * for the summary (locally) or thrown (CI=true). A tool turned off with its opt-out variable set to
+ * `off` is a choice, not a gap: it is listed, and does not fail CI.
+ */
+export function testTool(name) {
+  const tool = OPTIONAL_TOOLS[name];
+  if (!tool) throw new Error(`testTool('${name}'): unknown tool; known: ${Object.keys(OPTIONAL_TOOLS).join(', ')}`);
+  if (tool.optOut && process.env[tool.optOut] === 'off') {
+    skipFor({ kind: 'tool', name, why: `turned off by ${tool.optOut}=off`, how: `unset ${tool.optOut}`, optedOut: true });
+    return false;
+  }
+  if (tool.present()) return true;
+  skipFor({ kind: 'tool', name, why: tool.why, how: tool.how });
+  return false;
+}
