@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from '@muster/core';
 import type { Event } from '../protocol/event.js';
+import { closedEarlyOnDrain } from './departure.js';
 
 /** What the drain needs of a client connection. */
 export interface DrainableClient {
@@ -7,8 +8,12 @@ export interface DrainableClient {
   readonly inFlight: number;
   /** Tells the client an event, if it REGISTERed for its type (a driver's control connection). */
   pushEvent(event: Event): boolean;
+  /** The DRIVER_NAME of its STARTUP, if it named one. */
+  readonly driverName?: string | undefined;
   /** Half-closes (FIN, never RST) once every request it sent has its answer. */
   endWhenAnswered(): void;
+  /** The event types it REGISTERed for (a driver's control connection registers). */
+  readonly registered: ReadonlySet<string>;
   /** Closes now, whatever is in flight. */
   close(): void;
 }
@@ -28,6 +33,8 @@ export interface DrainOptions {
 export interface DrainReport {
   /** Connections the drivers closed themselves. */
   readonly left: number;
+  /** Connections of drivers that cannot leave by themselves, half-closed early at an idle moment (departure.ts). */
+  readonly early: number;
   /** Connections this instance half-closed after their last answer. */
   readonly ended: number;
   /** Connections cut at the timeout. */
@@ -38,6 +45,10 @@ export interface DrainReport {
  * Empties an instance's client connections without losing a request, once the instance shows
  * itself draining (peers then announce it DOWN and remove it, see PeerLiveness).
  *
+ * 0. Connections of drivers that cannot leave a host without losing what is in flight there
+ *    (gocql, departure.ts) are half-closed at once, each at its first idle moment, so that their
+ *    pools here are empty before a DOWN makes those drivers close them. Their control connections
+ *    go last: while one is here, that driver hears no peer's DOWN about this instance.
  * 1. The farewell goes to this instance's registered clients (drivers' control connections): they
  *    re-read the topology here and move away by themselves (leaving.ts). Nothing is closed from
  *    this side yet: a driver that sends requests on its control connection (cassandra-driver
@@ -54,15 +65,27 @@ export async function drainClients(clients: ReadonlySet<DrainableClient>, option
   const clock = options.clock ?? systemClock;
   const initial = new Set(clients);
   const start = clock.now();
+  const early = [...clients].filter((client) => closedEarlyOnDrain(client.driverName));
+  const earlyPools = early.filter((client) => client.registered.size === 0);
+  for (const client of earlyPools) client.endWhenAnswered();
   for (const client of clients) for (const event of options.farewell ?? []) client.pushEvent(event);
+  const poolsGone = () => earlyPools.every((client) => !clients.has(client));
+  await waitUntil(poolsGone, start + options.grace, clock, options.signal);
+  for (const client of early) if (client.registered.size > 0) client.endWhenAnswered();
   await waitUntil(() => clients.size === 0, start + options.grace, clock, options.signal);
-  const ended = new Set(clients);
+  const ended = new Set([...clients].filter((client) => !early.includes(client)));
   for (const client of ended) client.endWhenAnswered();
   await waitUntil(() => clients.size === 0, start + Math.max(options.grace, options.timeout), clock, options.signal);
   const cut = [...clients];
   for (const client of cut) client.close();
   const endedByUs = [...ended].filter((c) => !cut.includes(c)).length;
-  return { left: [...initial].filter((c) => !ended.has(c) && !cut.includes(c)).length, ended: endedByUs, cut: cut.length };
+  const closedEarly = early.filter((c) => !ended.has(c) && !cut.includes(c)).length;
+  return {
+    left: [...initial].filter((c) => !ended.has(c) && !cut.includes(c)).length - closedEarly,
+    early: closedEarly,
+    ended: endedByUs,
+    cut: cut.length,
+  };
 }
 
 async function waitUntil(done: () => boolean, deadline: number, clock: Clock, signal: AbortSignal | undefined): Promise<void> {
