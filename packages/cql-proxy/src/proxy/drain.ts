@@ -23,6 +23,11 @@ export interface DrainOptions {
   readonly grace: number;
   /** ms after which whatever is still open is closed, in flight or not. */
   readonly timeout: number;
+  /**
+   * ms the drain lasts at least (within the grace), even once every client has gone: see
+   * {@link drainLinger}. Default 0.
+   */
+  readonly linger?: number;
   /** Told at once to the clients registered for them: this instance's own leaving (leaving.ts). */
   readonly farewell?: readonly Event[];
   readonly signal?: AbortSignal;
@@ -72,7 +77,8 @@ export async function drainClients(clients: ReadonlySet<DrainableClient>, option
   const poolsGone = () => earlyPools.every((client) => !clients.has(client));
   await waitUntil(poolsGone, start + options.grace, clock, options.signal);
   for (const client of early) if (client.registered.size > 0) client.endWhenAnswered();
-  await waitUntil(() => clients.size === 0, start + options.grace, clock, options.signal);
+  const lingered = () => clock.now() >= start + Math.min(options.linger ?? 0, options.grace);
+  await waitUntil(() => clients.size === 0 && lingered(), start + options.grace, clock, options.signal);
   const ended = new Set([...clients].filter((client) => !early.includes(client)));
   for (const client of ended) client.endWhenAnswered();
   await waitUntil(() => clients.size === 0, start + Math.max(options.grace, options.timeout), clock, options.signal);
@@ -92,4 +98,19 @@ async function waitUntil(done: () => boolean, deadline: number, clock: Clock, si
   while (!done() && clock.now() < deadline && !signal?.aborted) {
     await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - clock.now()))));
   }
+}
+
+/**
+ * How long a drain lasts at least while peers are up: until drivers have heard the peers remove
+ * this instance (their notice, a probe interval and a debounce; the removal, `2 × debounce + 1.5
+ * s` later, as PeerLiveness does; a debounce to send it) and refreshed their topology (about 2 s,
+ * cassandra-driver's). A drain whose clients all leave at once (gocql's closed early) would
+ * otherwise let a restart bring the instance back within that time, and a driver that hears
+ * REMOVED_NODE and NEW_NODE in one refresh may never reconnect to it.
+ */
+export function drainLinger(config: {
+  readonly peerProbe: { readonly interval: number };
+  readonly events: { readonly debounce: number };
+}): number {
+  return config.peerProbe.interval + 4 * config.events.debounce + 1500 + 2000;
 }

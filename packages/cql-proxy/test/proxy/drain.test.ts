@@ -124,4 +124,23 @@ describe('drainClients', () => {
     node.leave(); // cassandra-driver moved away by itself
     await expect(drained).resolves.toEqual({ left: 1, early: 2, ended: 0, cut: 0 });
   });
+
+  // Failed before: the drain ended as soon as its clients had gone (gocql's, closed early, go at
+  // once), and a restart could bring the instance back before drivers had heard it removed.
+  it('lasts at least its linger while peers are up, even once every client has gone', async () => {
+    const clients = new Set<FakeClient>();
+    const gocql = new FakeClient('gocql pool', clients, [], 'github.com/apache/cassandra-gocql-driver');
+    const clock = new ManualClock();
+    let done = false;
+    const drained = drainClients(clients, { grace: 60_000, linger: 5_000, timeout: 120_000, clock }).then((report) => {
+      done = true;
+      return report;
+    });
+    gocql.leave();
+    const readings = clock.readings;
+    await until('the drain to poll its clock', () => clock.readings > readings + 5);
+    expect(done).toBe(false);
+    clock.ms += 5_000;
+    await expect(drained).resolves.toEqual({ left: 0, early: 1, ended: 0, cut: 0 });
+  });
 });
