@@ -24,8 +24,8 @@ export interface DrainOptions {
   /** ms after which whatever is still open is closed, in flight or not. */
   readonly timeout: number;
   /**
-   * ms the drain lasts at least (within the grace), even once every client has gone: see
-   * {@link drainLinger}. Default 0.
+   * ms the drain lasts at least (within the grace), even once every client has gone, when it
+   * started with any: see {@link drainLinger}. Default 0.
    */
   readonly linger?: number;
   /** Told at once to the clients registered for them: this instance's own leaving (leaving.ts). */
@@ -77,7 +77,9 @@ export async function drainClients(clients: ReadonlySet<DrainableClient>, option
   const poolsGone = () => earlyPools.every((client) => !clients.has(client));
   await waitUntil(poolsGone, start + options.grace, clock, options.signal);
   for (const client of early) if (client.registered.size > 0) client.endWhenAnswered();
-  const lingered = () => clock.now() >= start + Math.min(options.linger ?? 0, options.grace);
+  // With no client at all there is no driver to hear anything (a test's teardown, say).
+  const linger = initial.size > 0 ? Math.min(options.linger ?? 0, options.grace) : 0;
+  const lingered = () => clock.now() >= start + linger;
   await waitUntil(() => clients.size === 0 && lingered(), start + options.grace, clock, options.signal);
   const ended = new Set([...clients].filter((client) => !early.includes(client)));
   for (const client of ended) client.endWhenAnswered();
