@@ -89,6 +89,7 @@ export class ClientConnection {
   readonly #handshake = new Handshake();
   /** Draining: half-close once the last request in flight has its answer. */
   #endWhenAnswered = false;
+  #driverName: string | undefined;
   readonly registered = new Set<string>();
   /** The membership view this client's last system-table read was answered from. */
   servedView: VirtualView | undefined;
@@ -115,6 +116,11 @@ export class ClientConnection {
 
   get inFlight(): number {
     return this.#inFlight;
+  }
+
+  /** The DRIVER_NAME the client's STARTUP named, if any. */
+  get driverName(): string | undefined {
+    return this.#driverName;
   }
 
   /** Stream ids taken on this client's backend connection (requests the node has not answered). */
@@ -198,6 +204,7 @@ export class ClientConnection {
     const resume = () => {
       if (this.#closed) return;
       this.socket.resume();
+      this.#endIfAnswered();
     };
     if (backendFull) backend.onDrain(resume);
     else this.socket.once('drain', resume);
@@ -326,6 +333,7 @@ export class ClientConnection {
   /** STARTUP: settle compression, connect to a backend node, forward; v5 then switches to segments. */
   #startup(frame: Frame, started: number): void {
     const startup = decodeStartup(this.#body(frame));
+    this.#driverName = startup.options.get('DRIVER_NAME');
     const compression = startup.options.get('COMPRESSION');
     const codec = compression ? this.#context.codec(compression) : undefined;
     if (compression && (!codec || (frame.version >= 5 && compression !== 'lz4'))) {
@@ -667,22 +675,29 @@ export class ClientConnection {
    */
   endWhenAnswered(): void {
     this.#endWhenAnswered = true;
-    if (this.#inFlight === 0) queueMicrotask(() => this.#endIfAnswered());
+    this.#endIfAnswered();
   }
 
   #endIfAnswered(): void {
-    if (!this.#endWhenAnswered || this.#inFlight > 0 || this.#closed) return;
-    // The answer just written goes out first: end() follows it in the same flush.
-    queueMicrotask(() => {
-      if (this.#closed || this.#inFlight > 0) return;
-      this.#writer.flush();
-      this.#closed = true;
-      this.socket.end();
-      this.#backend?.close();
-      this.#replicas?.close();
-      // The client's FIN (or the drain's timeout) closes the socket; until then it stays counted.
-      this.socket.once('close', () => this.#context.forget(this));
-    });
+    // A paused socket (backpressure) leaves requests unread in the kernel: they are not answered
+    // yet, however many are counted in flight. Its resume checks again.
+    if (!this.#endWhenAnswered || this.#inFlight > 0 || this.#closed || this.socket.isPaused()) return;
+    // Sockets are read in the event loop's poll phase; the second setImmediate runs after a whole
+    // poll phase has passed (the first may run right after the current one): a request that had
+    // reached the kernel before this FIN would go out is read (and then answered) first.
+    setImmediate(() => setImmediate(() => this.#endNow()));
+  }
+
+  /** The FIN, unless a request arrived meanwhile; the answer just written goes out before it, in the same flush. */
+  #endNow(): void {
+    if (this.#closed || this.#inFlight > 0 || this.socket.isPaused()) return;
+    this.#writer.flush();
+    this.#closed = true;
+    this.socket.end();
+    this.#backend?.close();
+    this.#replicas?.close();
+    // The client's FIN (or the drain's timeout) closes the socket; until then it stays counted.
+    this.socket.once('close', () => this.#context.forget(this));
   }
 
   close(): void {

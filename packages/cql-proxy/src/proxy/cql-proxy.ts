@@ -25,7 +25,7 @@ import { BufferBudget } from './buffer-budget.js';
 import { ClientConnection } from './client-connection.js';
 import { frameCompression } from '../protocol/compression.js';
 import type { ProxyContext, SystemTableIntercept } from './context.js';
-import { drainClients } from './drain.js';
+import { drainClients, drainLinger } from './drain.js';
 import { farewellEvents, leavingDataCenter } from './leaving.js';
 import { MembershipService } from './membership-service.js';
 import { DRAINING_MESSAGE } from './peer-probe.js';
@@ -390,6 +390,7 @@ export class CqlProxy {
     const peerUp = this.#membership?.view?.members.some((m) => !m.self && m.up) ?? false;
     const report = await drainClients(this.#clients, {
       grace: peerUp ? this.config.shutdown.grace : 0,
+      linger: peerUp ? drainLinger(this.config) : 0,
       timeout: this.config.shutdown.drainTimeout,
       farewell: farewellEvents(this.#membership?.view),
     });

@@ -10,6 +10,9 @@ import { encodeFrameHeader, Opcode } from '../protocol/frame.js';
  */
 export type PeerState = 'up' | 'draining' | 'down';
 
+/** A probe that got no answer within its timeout: the peer may be stopped, or this process stalled. */
+type ProbeResult = PeerState | 'silent';
+
 /** The words a draining proxy refuses new connections with; a probe that reads them knows the peer is leaving. */
 export const DRAINING_MESSAGE = 'This proxy is shutting down (draining); use another host';
 
@@ -29,12 +32,17 @@ export interface PeerProbeOptions {
  * shared HeartbeatStore). Every `interval` each peer is asked: over HTTP at its readiness endpoint
  * when its entry names an `http` port (`ports: { http: 9100 }`), else on its native port with a CQL
  * OPTIONS on a short-lived connection (a draining proxy answers that with an ERROR naming its state).
- * One failed probe is enough for DOWN: a refused connection is definite, and the tracker's debounce
- * already absorbs a single lost probe before any event goes out.
+ * A refused or closed connection is DOWN at once (a stopped or killed process). A probe that is not
+ * answered in time is DOWN only when the one before it was not answered either: on a starved
+ * machine this process, not the peer, is often the one that stalled (it then finds every peer
+ * silent at once), and a DOWN is not harmless — gocql closes its pool to a DOWN host, failing
+ * what is in flight there.
  */
 export class PeerProbe {
   readonly #options: PeerProbeOptions;
   readonly #states = new Map<string, PeerState>();
+  /** Peers whose last probe went unanswered while their state was kept. */
+  readonly #silent = new Set<string>();
   #peers: readonly Endpoint[] = [];
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
@@ -54,6 +62,7 @@ export class PeerProbe {
     this.#peers = peers;
     const ids = new Set(peers.map((p) => p.id));
     for (const id of [...this.#states.keys()]) if (!ids.has(id)) this.#states.delete(id);
+    for (const id of [...this.#silent]) if (!ids.has(id)) this.#silent.delete(id);
   }
 
   /** Probes every peer once, now (so the first view already knows who answers), then every interval. */
@@ -72,30 +81,45 @@ export class PeerProbe {
     if (this.#closed) return;
     let changed = false;
     peers.forEach((peer, i) => {
-      if (this.#states.get(peer.id) !== results[i]) changed = true;
-      this.#states.set(peer.id, results[i]!);
+      const state = this.#judge(peer.id, results[i]!);
+      if (this.#states.get(peer.id) !== state) changed = true;
+      this.#states.set(peer.id, state);
     });
     if (changed) this.#options.onChange();
   }
 
-  #probe(peer: Endpoint): Promise<PeerState> {
+  /** A first unanswered probe keeps an answering peer's state; a second one in a row is DOWN. */
+  #judge(id: string, result: ProbeResult): PeerState {
+    if (result !== 'silent') {
+      this.#silent.delete(id);
+      return result;
+    }
+    const previous = this.#states.get(id);
+    if (previous !== undefined && previous !== 'down' && !this.#silent.has(id)) {
+      this.#silent.add(id);
+      return previous;
+    }
+    return 'down';
+  }
+
+  #probe(peer: Endpoint): Promise<ProbeResult> {
     const http = peer.ports?.['http'];
     return http !== undefined ? this.#probeHttp(peer.address, http) : this.#probeNative(peer.address, peer.port);
   }
 
-  async #probeHttp(address: string, port: number): Promise<PeerState> {
+  async #probeHttp(address: string, port: number): Promise<ProbeResult> {
     const host = address.includes(':') ? `[${address}]` : address;
     try {
       const response = await fetch(`http://${host}:${port}/health/readiness`, { signal: AbortSignal.timeout(this.#options.timeout) });
       const body = (await response.json().catch(() => ({}))) as { checks?: { draining?: unknown } };
       if (response.ok) return 'up';
       return body.checks?.draining === true ? 'draining' : 'down';
-    } catch {
-      return 'down';
+    } catch (error) {
+      return (error as Error)?.name === 'TimeoutError' ? 'silent' : 'down';
     }
   }
 
-  #probeNative(address: string, port: number): Promise<PeerState> {
+  #probeNative(address: string, port: number): Promise<ProbeResult> {
     return new Promise((resolve) => {
       const tls = this.#options.tls;
       // Liveness only, nothing secret is exchanged: the peer's certificate is not verified here.
@@ -104,7 +128,7 @@ export class PeerProbe {
         : connectTcp({ host: address, port });
       let received = Buffer.alloc(0);
       let settled = false;
-      const done = (state: PeerState) => {
+      const done = (state: ProbeResult) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -113,7 +137,7 @@ export class PeerProbe {
         socket.destroy();
         resolve(state);
       };
-      const timer = setTimeout(() => done('down'), this.#options.timeout);
+      const timer = setTimeout(() => done('silent'), this.#options.timeout);
       socket.once(tls ? 'secureConnect' : 'connect', () => {
         socket.write(encodeFrameHeader({ version: 4, response: false, flags: 0, stream: 0, opcode: Opcode.OPTIONS }, 0));
       });

@@ -15,6 +15,7 @@ class FakeClient implements DrainableClient {
     readonly name: string,
     readonly all: Set<FakeClient>,
     registered: string[] = [],
+    readonly driverName?: string,
   ) {
     this.registered = new Set(registered);
     all.add(this);
@@ -72,7 +73,7 @@ describe('drainClients', () => {
     control.leave(); // cassandra-driver moved its control connection away and closed it
     mover.leave();
     pool.leave();
-    await expect(drained).resolves.toEqual({ left: 3, ended: 0, cut: 0 });
+    await expect(drained).resolves.toEqual({ left: 3, early: 0, ended: 0, cut: 0 });
   });
 
   it('judges the grace on its clock (monotonic by default), not on the wall clock', async () => {
@@ -85,7 +86,7 @@ describe('drainClients', () => {
     clock.ms += 5_000;
     await until('the control connection to be ended after the grace', () => control.endRequested);
     control.leave();
-    await expect(drained).resolves.toEqual({ left: 0, ended: 1, cut: 0 });
+    await expect(drained).resolves.toEqual({ left: 0, early: 0, ended: 1, cut: 0 });
   });
 
   it('after the grace, asks the rest to end after their answers; at the timeout it cuts what is left', async () => {
@@ -96,8 +97,50 @@ describe('drainClients', () => {
     const drained = drainClients(clients, { grace: 0, timeout: 200 });
     await until('both to be asked to end', () => idle.endRequested && stuck.endRequested);
     idle.leave(); // the driver saw the FIN and closed
-    await expect(drained).resolves.toEqual({ left: 0, ended: 1, cut: 1 });
+    await expect(drained).resolves.toEqual({ left: 0, early: 0, ended: 1, cut: 1 });
     expect(stuck.closed).toBe(true);
     expect(idle.closed).toBe(false);
+  });
+
+  // gocql cannot leave a host without losing what is in flight there (departure.ts): its pool
+  // connections are ended at once, at their first idle moment, and its control connection only
+  // once they are gone (while it is here, gocql hears no peer's DOWN, which would close the pool
+  // with requests in flight). Other drivers' connections wait for the grace as before.
+  it("ends gocql's pool connections at once, its control connection after them, and leaves other drivers alone", async () => {
+    const clients = new Set<FakeClient>();
+    const gocql = 'github.com/apache/cassandra-gocql-driver';
+    const pool = new FakeClient('gocql pool', clients, [], gocql);
+    const control = new FakeClient('gocql control', clients, ['STATUS_CHANGE', 'TOPOLOGY_CHANGE'], gocql);
+    const node = new FakeClient('cassandra-driver', clients, [], 'DataStax Node.js Driver');
+    const clock = new ManualClock();
+    const drained = drainClients(clients, { grace: 60_000, timeout: 120_000, farewell: [farewell], clock });
+    expect([pool.endRequested, control.endRequested, node.endRequested]).toEqual([true, false, false]);
+    await until('the drain to poll its clock', () => clock.readings > 5);
+    expect(control.endRequested).toBe(false);
+    pool.leave(); // gocql saw the FIN and dropped the connection from its pool
+    await until('the control connection to be ended', () => control.endRequested);
+    control.leave();
+    expect(node.endRequested).toBe(false);
+    node.leave(); // cassandra-driver moved away by itself
+    await expect(drained).resolves.toEqual({ left: 1, early: 2, ended: 0, cut: 0 });
+  });
+
+  // Failed before: the drain ended as soon as its clients had gone (gocql's, closed early, go at
+  // once), and a restart could bring the instance back before drivers had heard it removed.
+  it('lasts at least its linger while peers are up, even once every client has gone', async () => {
+    const clients = new Set<FakeClient>();
+    const gocql = new FakeClient('gocql pool', clients, [], 'github.com/apache/cassandra-gocql-driver');
+    const clock = new ManualClock();
+    let done = false;
+    const drained = drainClients(clients, { grace: 60_000, linger: 5_000, timeout: 120_000, clock }).then((report) => {
+      done = true;
+      return report;
+    });
+    gocql.leave();
+    const readings = clock.readings;
+    await until('the drain to poll its clock', () => clock.readings > readings + 5);
+    expect(done).toBe(false);
+    clock.ms += 5_000;
+    await expect(drained).resolves.toEqual({ left: 0, early: 1, ended: 0, cut: 0 });
   });
 });

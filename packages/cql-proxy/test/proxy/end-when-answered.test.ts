@@ -69,6 +69,33 @@ describe('ClientConnection.endWhenAnswered', () => {
     await until('the proxy forgets the connection', () => !proxy.clients.has(connection));
   });
 
+  // Both failed before: the FIN went out a microtask after the call, before the proxy had read a
+  // request already in its kernel buffer (the driver then saw EOF for a request it had written).
+  it('answers a request that reached the kernel before the call, then half-closes', async () => {
+    const { client, connection, socketEvents } = await proxyHoldingOneAnswer();
+    client.send(4, 9, Opcode.QUERY, queryOf('SELECT other FROM ks.t'));
+    // Same turn of the event loop: the request is in the kernel, not read by the proxy yet.
+    connection.endWhenAnswered();
+    expect((await client.next(9))?.opcode).toBe(Opcode.RESULT);
+    await until('the client sees the end of the stream', () => client.closed);
+    expect(socketEvents).toEqual(['end']);
+  });
+
+  it('does not half-close while its socket is paused (backpressure): what waits unread is answered first', async () => {
+    const { client, connection, socketEvents } = await proxyHoldingOneAnswer();
+    connection.socket.pause();
+    client.send(4, 11, Opcode.QUERY, queryOf('SELECT other FROM ks.t'));
+    connection.endWhenAnswered();
+    // Several turns of the event loop pass with the request unread: nothing may end the connection.
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(client.closed).toBe(false);
+    connection.socket.resume();
+    expect((await client.next(11))?.opcode).toBe(Opcode.RESULT);
+    await until('the client sees the end of the stream', () => client.closed);
+    expect(socketEvents).toEqual(['end']);
+  });
+
   it('stays counted while the client keeps its side open', async () => {
     const { proxy, connection } = await proxyHoldingOneAnswer();
     const halfOpen = await RawClient.open(proxy.address);

@@ -83,4 +83,50 @@ describe('PeerProbe', () => {
       await probe.close();
     }
   });
+
+  // Failed before: one unanswered probe made an answering peer DOWN. On a starved machine it is
+  // often the prober that stalls (it then finds every peer silent at once); gocql closes its pool
+  // to a DOWN host, failing what is in flight there.
+  it('keeps an answering peer up through one unanswered probe, DOWN after a second; a refused one is DOWN at once', async () => {
+    let answering = true;
+    const sockets = new Set<import('node:net').Socket>();
+    const stalling = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.once('data', () => {
+        const body = Buffer.from([0, 0]);
+        if (answering)
+          socket.end(
+            Buffer.concat([
+              encodeFrameHeader({ version: 4, response: true, flags: 0, stream: 0, opcode: Opcode.SUPPORTED }, body.length),
+              body,
+            ]),
+          );
+      });
+    });
+    const peers = [peer('stalling', await listen(stalling))];
+    const probe = new PeerProbe({ interval: 60_000, timeout: 200, onChange: () => undefined });
+    probe.setPeers(peers);
+    try {
+      await probe.probeAll();
+      expect(probe.state('stalling')).toBe('up');
+      answering = false;
+      await probe.probeAll();
+      expect(probe.state('stalling')).toBe('up');
+      await probe.probeAll();
+      expect(probe.state('stalling')).toBe('down');
+      answering = true;
+      await probe.probeAll();
+      expect(probe.state('stalling')).toBe('up');
+      // Stopped: the port refuses connections, which is definite.
+      await new Promise((resolve) => {
+        stalling.close(resolve);
+        for (const socket of sockets) socket.destroy();
+      });
+      await probe.probeAll();
+      expect(probe.state('stalling')).toBe('down');
+    } finally {
+      await probe.close();
+    }
+  });
 });
