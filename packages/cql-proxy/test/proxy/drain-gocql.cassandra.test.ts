@@ -11,14 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { hasTool } from '../../../../scripts/testenv/drivers.mjs';
 import { gocqlSteadyLoad } from '../../../../scripts/testenv/gocql.mjs';
+import { testTool } from '../../../../scripts/testenv/optional-tools.mjs';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { converged, freePort, startProxy, until, type CassandraEntry, type RunningProxy } from './harness.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
-const go = hasTool('go', ['version']);
-if (backend && !go) console.warn('\n*** SKIPPED: go not installed, the gocql drain test does not run ***\n');
+const go = backend && testTool('gocql');
 const TIMEOUT = 180_000;
 
 (backend && go ? describe : describe.skip)('draining the proxy that holds gocql’s control connection', () => {
