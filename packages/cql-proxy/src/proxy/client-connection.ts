@@ -28,6 +28,7 @@ import type { VirtualView } from '../virtual/view.js';
 import type { ProxyContext } from './context.js';
 import { FrameWriter } from './frame-writer.js';
 import { PreparedCache } from './prepared-cache.js';
+import { batchRefusal } from './batch-check.js';
 import { isSchemaChangeResult } from './schema-agreement.js';
 import { ReplicaConnections } from './replica-connections.js';
 import { decodeAuthenticate } from '../protocol/responses.js';
@@ -263,9 +264,10 @@ export class ClientConnection {
         if (answer) return this.#answer(frame, answer, started);
         return this.#forward(frame, started, { executeId: execute.id });
       }
-      case Opcode.BATCH:
-        this.#checkedBody(frame);
-        return this.#forward(frame, started);
+      case Opcode.BATCH: {
+        const refusal = batchRefusal(this.#checkedBody(frame), frame.version, this.#keyspace, this.#context.intercept, this.#prepared);
+        return refusal ? this.#reply(frame, refusal) : this.#forward(frame, started);
+      }
       case Opcode.AUTH_RESPONSE:
         this.#replicas?.authResponseSent(this.#checkedBody(frame), frame.flags);
         return this.#forward(frame, started, {
