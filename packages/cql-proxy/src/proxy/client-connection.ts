@@ -29,6 +29,7 @@ import type { ProxyContext } from './context.js';
 import { FrameWriter } from './frame-writer.js';
 import { PreparedCache } from './prepared-cache.js';
 import { batchRefusal } from './batch-check.js';
+import { isWriteStatement } from '../virtual/statement-target.js';
 import { isSchemaChangeResult } from './schema-agreement.js';
 import { ReplicaConnections } from './replica-connections.js';
 import { decodeAuthenticate } from '../protocol/responses.js';
@@ -228,7 +229,8 @@ export class ClientConnection {
         const statement = readStatement(reader);
         if (!this.#context.intercept.targets(statement.text, this.#keyspace, namesKeyspace(reader, frame.version)))
           return this.#forward(frame, started);
-        if (!statement.complete) {
+        // A long write is read whole: its text says which table it writes (a SELECT that long is no system-table read).
+        if (!statement.complete && !isWriteStatement(statement.text)) {
           return this.#reply(frame, {
             error: { code: ErrorCode.INVALID, message: `A system-table statement may be ${statement.limit} bytes long at most` },
           });

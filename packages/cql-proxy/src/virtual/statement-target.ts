@@ -25,6 +25,9 @@ export type StatementTarget =
 
 const WRITES = new Set(['insert', 'update', 'delete', 'truncate', 'begin']);
 
+/** Whether the statement writes (INSERT, UPDATE, DELETE, TRUNCATE, a batch): one of any length may name a system table. */
+export const isWriteStatement = (query: string): boolean => WRITES.has(firstWord(query));
+
 /**
  * Cheap, on every QUERY: false when the statement can touch nothing the proxy guards (not a
  * SELECT, a write or DESCRIBE; one that names no system keyspace while the connection's is not
