@@ -167,9 +167,9 @@ class Driver {
   it(
     'token-aware prepared writes and reads go to the proxies and all succeed; each proxy answers system.local with its own host id',
     async () => {
-      const work = await driver.ask<Work>(`work ${keyspace} 30`);
+      const work = await driver.ask<Work>(`work ${keyspace} 12`);
       expect(work.errors).toEqual([]);
-      expect(work.ok).toBe(30);
+      expect(work.ok).toBe(12);
       expect(Object.keys(work.coordinators).every((at) => ids.map(endpoint).includes(at))).toBe(true);
       expect(Object.keys(work.localHostIdMatches).every((k) => k.endsWith(':true'))).toBe(true);
       const report = await driver.ask<Report>('report');
@@ -184,7 +184,7 @@ class Driver {
       await proxies.get('proxy-c')!.stop();
       proxies.delete('proxy-c');
       await sees(['proxy-a', 'proxy-b']);
-      const without = await driver.ask<Work>(`work ${keyspace} 20`);
+      const without = await driver.ask<Work>(`work ${keyspace} 12`);
       expect(without.errors).toEqual([]);
       expect(Object.keys(without.coordinators)).not.toContain(endpoint('proxy-c'));
 
@@ -194,13 +194,13 @@ class Driver {
       const back = await until(
         'the driver sends to proxy-c again',
         async () => {
-          const work = await driver.ask<Work>(`work ${keyspace} 20`);
+          const work = await driver.ask<Work>(`work ${keyspace} 12`);
           expect(work.errors).toEqual([]);
           return work.coordinators[endpoint('proxy-c')] ? work : undefined;
         },
         60_000,
       );
-      expect(back.ok).toBe(20);
+      expect(back.ok).toBe(12);
     },
     TIMEOUT,
   );
