@@ -37,7 +37,26 @@ export interface Register {
   readonly eventTypes: readonly string[];
 }
 
-export const decodeRegister = (body: Buffer): Register => ({ eventTypes: new Reader(body).readStringList() });
+/**
+ * The event types Cassandra's REGISTER accepts, matched without regard to case as it does
+ * (TRACE_COMPLETE is in its enum, though never sent).
+ */
+const EVENT_TYPES = new Set(['TOPOLOGY_CHANGE', 'STATUS_CHANGE', 'SCHEMA_CHANGE', 'TRACE_COMPLETE']);
+
+/**
+ * The types in their canonical upper case. An unknown one is a PROTOCOL_ERROR, as on Cassandra:
+ * kept, any string a client sends would stay in memory for as long as its connection lasts.
+ */
+export const decodeRegister = (body: Buffer): Register => {
+  const eventTypes = new Reader(body).readStringList().map((type) => {
+    const canonical = type.toUpperCase();
+    if (!EVENT_TYPES.has(canonical)) {
+      throw new ProtocolError(`Invalid value '${type.slice(0, 64)}' for Type; REGISTER accepts ${[...EVENT_TYPES].join(', ')}`);
+    }
+    return canonical;
+  });
+  return { eventTypes: [...new Set(eventTypes)] };
+};
 export const encodeRegister = (m: Register): Buffer => new Writer().writeStringList(m.eventTypes).finish();
 
 /** AUTH_RESPONSE (and, as responses, AUTH_CHALLENGE and AUTH_SUCCESS): one [bytes] token. */

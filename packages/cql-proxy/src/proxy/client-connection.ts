@@ -28,6 +28,8 @@ import type { VirtualView } from '../virtual/view.js';
 import type { ProxyContext } from './context.js';
 import { FrameWriter } from './frame-writer.js';
 import { PreparedCache } from './prepared-cache.js';
+import { batchRefusal } from './batch-check.js';
+import { isWriteStatement } from '../virtual/statement-target.js';
 import { isSchemaChangeResult } from './schema-agreement.js';
 import { ReplicaConnections } from './replica-connections.js';
 import { decodeAuthenticate } from '../protocol/responses.js';
@@ -234,7 +236,8 @@ export class ClientConnection {
         const statement = readStatement(reader);
         if (!this.#context.intercept.targets(statement.text, this.#keyspace, namesKeyspace(reader, frame.version)))
           return this.#forward(frame, started);
-        if (!statement.complete) {
+        // A long write is read whole: its text says which table it writes (a SELECT that long is no system-table read).
+        if (!statement.complete && !isWriteStatement(statement.text)) {
           return this.#reply(frame, {
             error: { code: ErrorCode.INVALID, message: `A system-table statement may be ${statement.limit} bytes long at most` },
           });
@@ -270,9 +273,10 @@ export class ClientConnection {
         if (answer) return this.#answer(frame, answer, started);
         return this.#forward(frame, started, { executeId: execute.id });
       }
-      case Opcode.BATCH:
-        this.#checkedBody(frame);
-        return this.#forward(frame, started);
+      case Opcode.BATCH: {
+        const refusal = batchRefusal(this.#checkedBody(frame), frame.version, this.#keyspace, this.#context.intercept, this.#prepared);
+        return refusal ? this.#reply(frame, refusal) : this.#forward(frame, started);
+      }
       case Opcode.AUTH_RESPONSE:
         this.#replicas?.authResponseSent(this.#checkedBody(frame), frame.flags);
         return this.#forward(frame, started, {

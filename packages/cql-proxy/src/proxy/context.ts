@@ -37,6 +37,8 @@ export interface SystemTableIntercept {
   ): LocalAnswer | Rewrite | undefined;
   prepare(query: string, keyspace: string | undefined, client: ClientConnection): LocalAnswer | undefined;
   execute(id: Buffer, parameters: QueryParameters, client: ClientConnection): LocalAnswer | undefined;
+  /** A refusal for a query string inside a BATCH that writes a table the proxy does not pass. */
+  batchStatement(query: string, keyspace: string | undefined): LocalAnswer | undefined;
 }
 
 /** What a client connection needs from the proxy around it. */

@@ -12,7 +12,7 @@ import type { ClientConnection, LocalAnswer } from './client-connection.js';
 import type { SystemTableIntercept } from './context.js';
 import { firstWord } from '../virtual/cql-lexer.js';
 import { rewriteDescribeCluster } from '../virtual/describe-cluster.js';
-import { refusalMessage, tablePolicy } from '../virtual/system-keyspaces.js';
+import { refusalMessage, tablePolicy, writeRefusalMessage } from '../virtual/system-keyspaces.js';
 import { mayReadSystem, statementTarget, type StatementTarget } from '../virtual/statement-target.js';
 import { SystemStatements } from './system-statements.js';
 
@@ -70,8 +70,26 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
     return { result: toRowsResult(result) };
   };
 
-  /** INVALID for a read of a system table that would show the real cluster (see system-keyspaces.ts). */
+  /**
+   * INVALID for a read of a system table that would show the real cluster (see
+   * system-keyspaces.ts), a write to one the proxy does not pass, or a statement that may touch
+   * one but that the proxy cannot read.
+   */
   const refusalOf = (target: StatementTarget): LocalAnswer | undefined => {
+    if (target.kind === 'unreadable') {
+      return invalid(
+        `The proxy cannot read this statement (${target.message}) and it may touch a system table, which the proxy must ` +
+          'check before forwarding; correct the statement',
+      );
+    }
+    if (target.kind === 'modify') {
+      for (const { keyspace, table } of target.tables) {
+        if (keyspace === undefined) continue;
+        const policy = tablePolicy(keyspace, table);
+        if (policy.kind !== 'pass') return invalid(writeRefusalMessage(keyspace, table, policy));
+      }
+      return undefined;
+    }
     if (target.kind !== 'select' || target.keyspace === undefined) return undefined;
     const policy = tablePolicy(target.keyspace, target.table);
     return policy.kind === 'refuse' ? invalid(refusalMessage(target.keyspace, target.table, policy.reason)) : undefined;
@@ -138,6 +156,10 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
         resultMetadata: { columnCount: shape.columns.length, columns: shape.columns },
       };
       return { result };
+    },
+
+    batchStatement(text, keyspace) {
+      return mayReadSystem(text, keyspace) ? refusalOf(statementTarget(text, keyspace)) : undefined;
     },
 
     execute(id, parameters, client) {

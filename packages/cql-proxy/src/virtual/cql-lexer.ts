@@ -28,7 +28,7 @@ const BLOB = /0[xX][0-9a-fA-F]*(?!\w)/y;
 const NUMBER = /-?\d+(\.\d+)?([eE][+-]?\d+)?/y;
 const DURATION_TAIL = /(\d+(y|mo|w|d|h|ms|m|s|us|µs|ns))*(?!\w)/iy;
 const IDENTIFIER = /[a-zA-Z][a-zA-Z0-9_]*/y;
-const SYMBOLS = ['<=', '>=', '!=', '=', '<', '>', '*', ',', '(', ')', '.', ';', '+', '-', '[', ']', '{', '}', ':', '?'];
+const SYMBOLS = ['<=', '>=', '!=', '=', '<', '>', '*', ',', '(', ')', '.', ';', '+', '-', '[', ']', '{', '}', ':', '?', '/', '%'];
 
 function match(re: RegExp, text: string, at: number): string | undefined {
   re.lastIndex = at;

@@ -146,6 +146,22 @@ export function refusalMessage(keyspace: string, table: string, reason: string):
   );
 }
 
+/**
+ * The INVALID message a write to a table the proxy does not pass is answered with: a conditional
+ * write answers with the row it found (the real host id of `system.local`), and any write there
+ * would change the backend's own view of its cluster.
+ */
+export function writeRefusalMessage(keyspace: string, table: string, policy: TablePolicy): string {
+  const why =
+    policy.kind === 'refuse'
+      ? policy.reason
+      : "the proxy answers it from its membership, and the backend node's own table is not the clients' to change";
+  return (
+    `${keyspace}.${table} cannot be written through the proxy: ${why}. Write to the backend nodes directly ` +
+    '(cqlsh to a node) if you mean to change them, or see the system tables list in the cql-proxy README'
+  );
+}
+
 /** Every table with a decision of its own, for the documentation test. */
 export function listedTables(): { keyspace: string; table: string; policy: TablePolicy }[] {
   const out: { keyspace: string; table: string; policy: TablePolicy }[] = [];

@@ -304,3 +304,35 @@ export function lyingBodies(): Case[] {
   ];
   return out;
 }
+
+/**
+ * REGISTER with event types Cassandra does not have: PROTOCOL_ERROR, as Cassandra answers. The
+ * proxy once kept every string in the connection's set of registered types, so a client could
+ * grow its memory by a frame's worth of distinct names per REGISTER, without end; the flood of
+ * 1 MiB frames at the end is what the class's memory bound catches.
+ */
+export function registers(seed: number): Case[] {
+  const random = seeded(seed);
+  const unknown = /Invalid value '.*' for Type/;
+  const out: Case[] = [];
+  let stream = 600;
+  const add = (types: string[]) => {
+    const body = encodeRegister({ eventTypes: types });
+    out.push(error('startup', frame(4, 0, ++stream, Opcode.REGISTER, body), false, stream, unknown));
+  };
+  add(['NO_SUCH_EVENT']);
+  add(['TOPOLOGY_CHANGE', 'topology_change ']);
+  add(['SCHEMA_CHANGE', random.bytes(8).toString('hex')]);
+  const prefix = random.bytes(4).toString('hex');
+  const names = (frame: number) => Array.from({ length: 60_000 }, (_, i) => `${prefix}_${frame}_${i}`);
+  for (let i = 0; i < 8; i++) add(names(i));
+  // Case does not matter to Cassandra, and the types are still known to the proxy afterwards.
+  out.push({
+    setup: 'startup',
+    bytes: frame(4, 0, ++stream, Opcode.REGISTER, encodeRegister({ eventTypes: ['schema_change'] })),
+    stream,
+    expect: 'any',
+    fatal: false,
+  });
+  return out;
+}

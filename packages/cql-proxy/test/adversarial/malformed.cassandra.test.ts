@@ -13,6 +13,7 @@ import {
   lyingBodies,
   opcodesAfterStartup,
   opcodesBeforeStartup,
+  registers,
   truncatedHeaders,
   v5Segments,
   versionByte,
@@ -39,6 +40,7 @@ const classes: [string, () => Case[]][] = [
   ['Snappy corrupt and bombs', () => compressed('snappy', seed + 1)],
   ['v5 segments (CRC, flags, lengths)', v5Segments],
   ['bodies with lying lengths (never forwarded)', lyingBodies],
+  ['REGISTER with unknown event types (1 MiB floods)', () => registers(seed + 2)],
 ];
 
 (backend ? describe : describe.skip)(`malformed frames by class (seed ${seed})`, () => {

@@ -8,7 +8,7 @@ import { DataTypeId, types, type DataType } from '../../src/protocol/types.js';
 import { joinBody, openFrame, sealFrame, splitBody } from '../../src/protocol/envelope.js';
 import { lz4, snappy } from '../../src/protocol/compression.js';
 import { decodeEvent, encodeEvent, canEncodeSchemaChange } from '../../src/protocol/event.js';
-import { decodeQuery } from '../../src/protocol/requests.js';
+import { decodeQuery, decodeRegister, encodeRegister } from '../../src/protocol/requests.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 const str = (s: string) => Buffer.concat([Buffer.from([0, s.length]), Buffer.from(s)]);
@@ -337,4 +337,17 @@ it('refuses ERROR details that belong to another code', () => {
     details: { code: ErrorCode.UNPREPARED, id: hex('01') },
   };
   expect(() => encodeMessage(m, 4)).toThrow(/with details of 0x2500/);
+});
+
+describe('REGISTER', () => {
+  it('takes the event types without regard to case, in their canonical names, once each', () => {
+    const body = encodeRegister({ eventTypes: ['schema_change', 'SCHEMA_CHANGE', 'Topology_Change'] });
+    expect(decodeRegister(body).eventTypes).toEqual(['SCHEMA_CHANGE', 'TOPOLOGY_CHANGE']);
+  });
+
+  it('refuses an event type Cassandra does not have, as Cassandra does', () => {
+    const body = encodeRegister({ eventTypes: ['STATUS_CHANGE', 'x'.repeat(1000)] });
+    expect(() => decodeRegister(body)).toThrow(ProtocolError);
+    expect(() => decodeRegister(body)).toThrow(/^Invalid value 'x{64}' for Type; REGISTER accepts TOPOLOGY_CHANGE/);
+  });
 });

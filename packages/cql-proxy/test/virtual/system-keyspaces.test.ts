@@ -21,8 +21,36 @@ describe('what a statement reads', () => {
     ['desc cluster;', undefined, { kind: 'describe-cluster' }],
     ['DESCRIBE FULL SCHEMA', undefined, { kind: 'other' }],
     ['DESCRIBE KEYSPACE cluster', undefined, { kind: 'other' }],
-    ['INSERT INTO system.peers (peer) VALUES (?)', undefined, { kind: 'other' }],
-    ["SELECT 'unterminated FROM system.peers", undefined, { kind: 'other' }],
+    ['INSERT INTO system.peers (peer) VALUES (?)', undefined, { kind: 'modify', tables: [{ keyspace: 'system', table: 'peers' }] }],
+    [
+      "update local SET rack = 'r' WHERE key = 'local' IF host_id = 00000000-0000-0000-0000-000000000000",
+      'system',
+      { kind: 'modify', tables: [{ keyspace: 'system', table: 'local' }] },
+    ],
+    [
+      'DELETE m[\'from\'] FROM "system".peers WHERE peer = ?',
+      undefined,
+      { kind: 'modify', tables: [{ keyspace: 'system', table: 'peers' }] },
+    ],
+    ['TRUNCATE TABLE system.peers_v2', undefined, { kind: 'modify', tables: [{ keyspace: 'system', table: 'peers_v2' }] }],
+    ['truncate ks.t', undefined, { kind: 'modify', tables: [{ keyspace: 'ks', table: 't' }] }],
+    [
+      "BEGIN UNLOGGED BATCH INSERT INTO ks.t (k) VALUES (1); UPDATE system.local SET rack = 'r' WHERE key = 'local' APPLY BATCH",
+      undefined,
+      {
+        kind: 'modify',
+        tables: [
+          { keyspace: 'ks', table: 't' },
+          { keyspace: 'system', table: 'local' },
+        ],
+      },
+    ],
+    // Arithmetic in selectors: tokenized, so the proxy reads the table it names.
+    ['SELECT peer, 4 / 2, 5 % 2 FROM system.peers', undefined, { kind: 'select', keyspace: 'system', table: 'peers' }],
+    // What may touch a system table but does not tokenize is never forwarded unchecked.
+    ["SELECT 'unterminated FROM system.peers", undefined, { kind: 'unreadable', message: 'unterminated string at character 8' }],
+    ['SELECT peer, 1 & 2 FROM system.peers', undefined, { kind: 'unreadable', message: 'unexpected character "&" at character 16' }],
+    ['SELECT a & b FROM ks.t', 'ks', { kind: 'other' }],
   ] as const)('%s (keyspace %s)', (query, keyspace, target) => {
     expect(statementTarget(query, keyspace)).toEqual(target);
   });
@@ -32,7 +60,10 @@ describe('what a statement reads', () => {
     expect(mayReadSystem('SELECT * FROM gossip_info', 'system_views')).toBe(true);
     expect(mayReadSystem('-- c\nDESCRIBE CLUSTER', 'ks')).toBe(true);
     expect(mayReadSystem('SELECT * FROM ks.t WHERE k = 1', 'ks')).toBe(false);
-    expect(mayReadSystem('INSERT INTO ks.system (k) VALUES (1)', 'ks')).toBe(false);
+    expect(mayReadSystem("UPDATE system.local SET rack = 'r' WHERE key = 'local' IF rack = 'x'", 'ks')).toBe(true);
+    expect(mayReadSystem('BEGIN BATCH DELETE FROM peers WHERE peer = ? APPLY BATCH', 'system')).toBe(true);
+    expect(mayReadSystem('INSERT INTO ks.t (k) VALUES (1)', 'ks')).toBe(false);
+    expect(mayReadSystem('CREATE TABLE ks.system (k int PRIMARY KEY)', 'ks')).toBe(false);
   });
 });
 
