@@ -34,8 +34,8 @@ export function recordSkip({ kind, name, why, how }) {
 }
 
 /**
- * A test cannot run because `name` is missing: throws under CI=true (unless `optedOut`, a choice the
- * user made with an environment variable), else warns and records it. Returns undefined, for
+ * A test cannot run because `name` is missing: throws under CI=true (unless `optedOut`: a choice the
+ * user made with an environment variable, or a tool built only on request), else warns and records it. Returns undefined, for
  * `testServer(...) ?? skip`-style callers.
  */
 export function skipFor({ kind, name, why, how, optedOut = false }) {

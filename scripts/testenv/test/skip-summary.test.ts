@@ -16,7 +16,15 @@ const saved = { ...process.env };
 const here = 'scripts/testenv/test/skip-summary.test.ts';
 
 afterEach(() => {
-  for (const key of ['MUSTER_TESTENV_DIR', 'MUSTER_TESTENV_SKIP_LOG', 'CI', 'PATH', 'MUSTER_DRAIN_GOCQL']) {
+  for (const key of [
+    'MUSTER_TESTENV_DIR',
+    'MUSTER_TESTENV_SKIP_LOG',
+    'CI',
+    'PATH',
+    'MUSTER_DRAIN_GOCQL',
+    'MUSTER_TESTENV_CACHE',
+    'MUSTER_RUST_DRIVER',
+  ]) {
     if (saved[key] === undefined) delete process.env[key];
     else process.env[key] = saved[key];
   }
@@ -75,6 +83,17 @@ describe('the skip summary', () => {
     expect(testTool('gocql')).toBe(false);
     expect(reporter.summary()).toContain(
       `  tool gocql: turned off by MUSTER_DRAIN_GOCQL=off; 1 file\n    ${here}\n    provide it: unset MUSTER_DRAIN_GOCQL`,
+    );
+  });
+
+  it('a tool built only on request (the Rust driver check) is listed when not built, and does not fail CI', () => {
+    const reporter = new SkipSummaryReporter({ rootDir: repo });
+    process.env.CI = 'true';
+    process.env.MUSTER_TESTENV_CACHE = mkdtempSync(join(tmpdir(), 'muster-empty-cache-'));
+    delete process.env.MUSTER_RUST_DRIVER;
+    expect(testTool('rust-driver')).toBe(false);
+    expect(reporter.summary()).toContain(
+      `  tool rust-driver: the Rust scylla driver check is not built; 1 file\n    ${here}\n    provide it: MUSTER_RUST_DRIVER=build npm test`,
     );
   });
 

@@ -9,10 +9,9 @@
 import cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { hasTool } from '../../../../scripts/testenv/drivers.mjs';
-import { rustDriverCheck, rustDriverCheckPath } from '../../../../scripts/testenv/rust-driver.mjs';
+import { testTool } from '../../../../scripts/testenv/optional-tools.mjs';
+import { rustDriverCheck } from '../../../../scripts/testenv/rust-driver.mjs';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { converged, freePort, startProxy, until, type CassandraEntry, type RunningProxy } from '../proxy/harness.js';
 
@@ -20,16 +19,7 @@ const backend = testServer<CassandraEntry>('cassandra');
 const TIMEOUT = 240_000;
 const BUILD_TIMEOUT = 45 * 60_000;
 
-const build = process.env.MUSTER_RUST_DRIVER === 'build';
-const cached = existsSync(rustDriverCheckPath());
-const cargo = hasTool('cargo', ['--version']);
-const runnable = cached || (build && cargo);
-if (!runnable) {
-  const why = cargo
-    ? 'the Rust scylla driver check is not built (its first build takes minutes); run with MUSTER_RUST_DRIVER=build to build it'
-    : 'cargo is not installed, so the Rust scylla driver test cannot run';
-  console.warn(`\n*** SKIPPED: ${why} ***\n`);
-}
+const runnable = backend && testTool('rust-driver');
 
 interface Node {
   address: string;
