@@ -294,6 +294,11 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
         await profile.deleteLock?.();
         fault(kind, at, realNow() + 2 * ttl, undefined, `deleted lock object '${profile.lockName}'`);
         return;
+      case 'invalidate-holder': {
+        const detail = (await profile.invalidateHolder?.()) ?? 'not supported';
+        fault(kind, at, realNow() + 2 * ttl, undefined, detail);
+        return;
+      }
       case 'backend-restart':
         await profile.restart?.();
         fault(kind, at, realNow() + ttl, undefined, `backend restarted in ${Math.round(realNow() - at)} ms`);
