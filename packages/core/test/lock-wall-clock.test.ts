@@ -40,7 +40,9 @@ const jumpWallClock = (ms: number) => {
 };
 
 describe('a holder whose wall clock jumps', () => {
-  afterEach(() => jest.restoreAllMocks());
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
 
   it('back by an hour after its last renewal: it still loses the lease on time (it must not act on an expired lease)', async () => {
     const backend = new SilencingBackend();
