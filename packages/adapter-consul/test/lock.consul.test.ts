@@ -90,6 +90,18 @@ const kv = async (key: string) =>
     await expect(two.renew()).rejects.toMatchObject({ code: 'MUSTER_LOCK_LOST' });
   }, 15_000);
 
+  test('two clients configured with the same holder identity still exclude each other (sessions, not names, hold the key)', async () => {
+    const [a, b] = [await lock({ holder: 'twin' }), await lock({ holder: 'twin' })];
+    const name = uniqueName('twin');
+    const first = await a.acquire(name, { ttl: 2000 });
+    expect(await b.tryAcquire(name, { ttl: 2000 })).toBeUndefined();
+    await first.release();
+    const second = await b.acquire(name, { ttl: 2000, wait: 10_000 });
+    expect(second.token).toBeGreaterThan(first.token);
+    expect(await a.tryAcquire(name, { ttl: 2000 })).toBeUndefined();
+    await second.release();
+  });
+
   test('a ttl below minSessionTtl is refused before any call; one below the servers’ floor names it', async () => {
     const a = await lock({ minSessionTtl: '1s' });
     await expect(a.acquire(uniqueName('short'), { ttl: 500 })).rejects.toBeInstanceOf(InvalidArgumentError);

@@ -99,6 +99,31 @@ export class LeaseLockBackend implements LockBackend {
     return token;
   }
 
+  /**
+   * A Lease this client just created carries no history: its token came from this host's wall clock
+   * alone, and a host whose clock is behind would hand out a token below those of the Lease that
+   * was deleted. The API server stamped the creation with its own clock (creationTimestamp: whole
+   * seconds, truncated, so never ahead of it); a token below that stamp is raised to it before the
+   * grant is handed out, in a write checked against the Lease just created. A recreated Lease is so
+   * ordered by the later of two clocks, this host's and the API server's. If the raise fails, its
+   * error goes to createLock (a 409 or 5xx is retried, and the retry takes our own Lease over with a
+   * token above the stamp): the low token is never handed out.
+   */
+  async #atLeastServerTime(
+    name: string,
+    created: LeaseObject,
+    token: bigint,
+    signal: AbortSignal,
+  ): Promise<{ lease: LeaseObject; token: bigint }> {
+    const stamped = Date.parse(created.metadata?.creationTimestamp ?? '');
+    const floor = Number.isFinite(stamped) ? fencingTokenFloor(stamped) : undefined;
+    if (floor === undefined || floor <= token) return { lease: created, token };
+    this.#seen.set(name, floor);
+    const annotations = { ...created.metadata?.annotations, [fencingTokenAnnotation]: floor.toString() };
+    const lease = await this.#client.replace(leases, { ...created, metadata: { ...created.metadata, annotations } }, { signal });
+    return { lease, token: floor };
+  }
+
   /** Remembers the token a read Lease carries, so this process never issues one below it. */
   #see(name: string, lease: LeaseObject | undefined): bigint | undefined {
     const stored = parseFencingToken(lease?.metadata?.annotations?.[fencingTokenAnnotation]);
@@ -123,12 +148,15 @@ export class LeaseLockBackend implements LockBackend {
         },
         spec: acquiredSpec(undefined, this.holder, ttl, sentAt),
       };
+      let created: LeaseObject;
       try {
-        return this.#grant(name, await this.#client.create(leases, body, { signal }), token, ttl, sentAt);
+        created = await this.#client.create(leases, body, { signal });
       } catch (error) {
         if (isConflict(error)) return undefined; // AlreadyExists: another contender created it first
         throw error;
       }
+      const raised = await this.#atLeastServerTime(name, created, token, signal);
+      return this.#grant(name, raised.lease, raised.token, ttl, sentAt);
     }
     this.#see(name, current);
     // Observed now, after the read: a later sighting can only make us wait longer.

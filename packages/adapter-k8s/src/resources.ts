@@ -20,6 +20,8 @@ export interface KubeObject {
     namespace?: string;
     uid?: string;
     resourceVersion?: string;
+    /** Set by the API server on create, from its own clock (RFC 3339, whole seconds). */
+    creationTimestamp?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
   };

@@ -4,6 +4,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { createMuster, type Muster } from '@muster/core';
+import { connect } from '../src/client.js';
+import { LeaseLockBackend } from '../src/lock.js';
 import { adminConfig, createNamespace, deleteNamespace, entry } from './k8s-testenv.js';
 
 const describeK8s = entry ? describe : describe.skip;
@@ -52,6 +54,28 @@ describeK8s('Lease lock fencing tokens and durations (real API server)', () => {
     await next.release();
     console.log(`tokens before deletion ${before.join(', ')}; after ${first.token}, ${next.token}`);
   }, 60_000);
+
+  test('a Lease recreated by a fresh client whose wall clock is 60 s behind: the API server’s creationTimestamp keeps its token above the old one', async () => {
+    const client = await connect({ kubeconfig: entry!.kubeconfig, namespace, describe: String });
+    try {
+      const call = () => ({ ttl: 2000, signal: AbortSignal.timeout(10_000) });
+      const onTime = new LeaseLockBackend({ client, holder: 'on-time' });
+      const before = (await onTime.tryAcquire('behind', call()))!;
+      await onTime.release('behind', before, call());
+      await coordination().deleteNamespacedLease({ name: 'behind', namespace });
+      // The server's stamp has whole seconds: wait (on this machine's clock, the server's too) for the next one.
+      const second = Math.floor(Number(before.token / 1000n) / 1000);
+      while (Math.floor(Date.now() / 1000) <= second) await new Promise((r) => setTimeout(r, 50));
+      const behind = new LeaseLockBackend({ client, holder: 'behind', wallClock: () => Date.now() - 60_000 });
+      const after = (await behind.tryAcquire('behind', call()))!;
+      expect(after.token).toBeGreaterThan(before.token);
+      expect((await readLease('behind')).metadata?.annotations?.['muster.io/fencing-token']).toBe(after.token.toString());
+      await behind.renew('behind', after, call());
+      await behind.release('behind', after, call());
+    } finally {
+      client.close();
+    }
+  }, 30_000);
 
   test('the published leaseDurationSeconds is the ttl: 4000 ms → 4, 10000 ms → 10, the adapter default 4s → 4', async () => {
     const lock = await lockPort();

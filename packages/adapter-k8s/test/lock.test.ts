@@ -10,6 +10,8 @@ import { LeaseLockBackend } from '../src/lock.js';
 
 class FakeLeases {
   readonly objects = new Map<string, LeaseObject>();
+  /** The API server's wall clock (ms): stamps creationTimestamp as it does, in whole seconds. Unset: no stamp. */
+  serverMs: number | undefined;
   #rv = 0;
   #uid = 0;
   readonly client = {
@@ -17,7 +19,8 @@ class FakeLeases {
     create: async (_r: unknown, body: LeaseObject) => {
       const name = body.metadata!.name!;
       if (this.objects.has(name)) throw new KubernetesError('create', 'leases', 'exists', { status: 409, reason: 'AlreadyExists' });
-      return this.#store({ ...structuredClone(body), metadata: { ...body.metadata, uid: `uid-${++this.#uid}` } });
+      const stamp = this.serverMs === undefined ? {} : { creationTimestamp: new Date(this.serverMs).toISOString().replace(/\.\d+Z$/, 'Z') };
+      return this.#store({ ...structuredClone(body), metadata: { ...body.metadata, ...stamp, uid: `uid-${++this.#uid}` } });
     },
     replace: async (_r: unknown, body: LeaseObject) => {
       const current = this.objects.get(body.metadata!.name!);
@@ -170,6 +173,32 @@ describe('LeaseLockBackend', () => {
     clock.ms = 0;
     const again = (await b.tryAcquire('job', call()))!;
     expect(again.token).toBe(1_001_001n);
+  });
+
+  test('a Lease deleted and created again by a host whose clock is 60 s behind: the API server’s creationTimestamp raises its token above the old ones', async () => {
+    const api = new FakeLeases();
+    const t = 1_800_000_000_250; // ms since the epoch, mid-second
+    api.serverMs = t;
+    const a = new LeaseLockBackend({ client: api.client, holder: 'a', wallClock: () => t });
+    const first = (await a.tryAcquire('job', call()))!;
+    expect(first.token).toBe(BigInt(t) * 1000n); // on time: its own clock
+    await a.release('job', first, { signal: signal() });
+    api.objects.delete('job');
+
+    // Two seconds later a fresh process (it never saw the old Lease) on a clock 60 s behind creates it again.
+    api.serverMs = t + 2000;
+    const behind = new LeaseLockBackend({ client: api.client, holder: 'behind', wallClock: () => t + 2000 - 60_000 });
+    const second = (await behind.tryAcquire('job', call()))!;
+    expect(second.token).toBeGreaterThan(first.token);
+    expect(second.token).toBe(BigInt(Math.floor((t + 2000) / 1000) * 1000) * 1000n); // the stamp, in µs
+    expect(api.objects.get('job')!.metadata!.annotations![fencingTokenAnnotation]).toBe(second.token.toString());
+    // The grant's Lease is the raised one: renewing and releasing it work.
+    await behind.renew('job', second, call());
+    const next = (await a.tryAcquire('job', call())) ?? undefined;
+    expect(next).toBeUndefined(); // held
+    await behind.release('job', second, { signal: signal() });
+    const third = (await a.tryAcquire('job', call()))!;
+    expect(third.token).toBe(second.token + 1n);
   });
 
   test('a client-go holder between two Muster holders keeps the annotation: the token counts on across it', async () => {

@@ -42,6 +42,7 @@ export type FaultKind =
   | 'latency'
   | 'drop'
   | 'delete-lock'
+  | 'invalidate-holder'
   | 'backend-restart';
 
 /** A fault and the window during which it was in force (`end` = `at` for instant ones). */

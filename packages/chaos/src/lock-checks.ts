@@ -9,7 +9,11 @@ const holderExcuses = new Set(['pause-holder', 'zombie', 'clock-step']);
 /** Faults that hit the backend (or every contender at once): they excuse a second holder and a gap without one. */
 const backendWide = (f: FaultEvent) =>
   f.target === undefined &&
-  (f.fault === 'backend-restart' || f.fault === 'delete-lock' || f.fault === 'drop' || f.fault === 'pause-holder');
+  (f.fault === 'backend-restart' ||
+    f.fault === 'delete-lock' ||
+    f.fault === 'invalidate-holder' ||
+    f.fault === 'drop' ||
+    f.fault === 'pause-holder');
 
 /**
  * A clock that jumps forward passes expiresAt at once (even in the middle of an acquire); no timer

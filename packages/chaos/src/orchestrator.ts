@@ -84,6 +84,8 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
   const proxies: TcpProxy[] = [];
   const views = new Map<string, ObservedMember>();
   let holder: string | undefined;
+  let observerUp: () => void = () => undefined;
+  const observing = new Promise<void>((resolve) => (observerUp = resolve));
   let highest = -1n;
   let seq = 0;
 
@@ -152,6 +154,7 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
         return;
       }
       case 'view':
+        observerUp();
         views.clear();
         for (const m of report.members) views.set(m.member, m);
         return;
@@ -291,6 +294,11 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
         await profile.deleteLock?.();
         fault(kind, at, realNow() + 2 * ttl, undefined, `deleted lock object '${profile.lockName}'`);
         return;
+      case 'invalidate-holder': {
+        const detail = (await profile.invalidateHolder?.()) ?? 'not supported';
+        fault(kind, at, realNow() + 2 * ttl, undefined, detail);
+        return;
+      }
       case 'backend-restart':
         await profile.restart?.();
         fault(kind, at, realNow() + ttl, undefined, `backend restarted in ${Math.round(realNow() - at)} ms`);
@@ -334,6 +342,11 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
     }
     const observer = profile.inProcess ? (sharedHost ??= startHost()) : startHost();
     observer.send({ t: 'observe', spec: { config: profile.observerConfig(), group: profile.group } });
+    // Members start once the observer watches, so it sees each one's first beat arrive (a record
+    // already there when a watch starts is of unknown age and judged by its writer's timestamp).
+    const observerWait = new AbortController();
+    await Promise.race([observing, sleep(60_000, observerWait.signal).catch(() => undefined)]);
+    observerWait.abort();
     for (let slot = 0; slot < options.contenders; slot++) spawn(slot, 1);
     const started = realNow();
     const end = started + options.durationMs;

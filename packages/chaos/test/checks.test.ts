@@ -102,6 +102,15 @@ describe('lock history checks', () => {
     expect(kinds(goingBack, 1600)).toContain('token-not-increasing');
   });
 
+  test('the lock taken behind its holder (deleted, recreated, or its session invalidated) excuses a second holder, never a token out of order', () => {
+    const twoHolders: HistoryEvent[] = [acquired(0, 'a', 1), acquired(1500, 'b', 2), write(2600, 'a', 1, false), released(2900, 'b', 2)];
+    for (const fault of ['delete-lock', 'invalidate-holder'] as const) {
+      const taken: HistoryEvent = { kind: 'fault', fault, at: 1000, end: 4000, detail: '' };
+      expect(kinds([...twoHolders, taken], 3000)).not.toContain('two-holders');
+      expect(kinds([acquired(0, 'a', 5), taken, acquired(1500, 'b', 1)], 1600)).toContain('token-not-increasing');
+    }
+  });
+
   test('liveness: a gap longer than the bound is a violation, unless the backend was down', () => {
     const gap: HistoryEvent[] = [acquired(0, 'a', 1), released(500, 'a', 1), acquired(5000, 'b', 2)];
     expect(kinds(gap, 5500)).toEqual(['liveness-gap']);

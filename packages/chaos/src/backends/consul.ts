@@ -42,6 +42,16 @@ export async function consulProfile(options: ConsulProfileOptions): Promise<Back
     const res = await fetch(`${server.url}/v1/kv/${keyPrefix}locks/${lockName}`, { method: 'DELETE' });
     if (!res.ok) throw new BackendError('consul', `DELETE ${keyPrefix}locks/${lockName}: HTTP ${res.status}`, { status: res.status });
   };
+  // As a failing health check would: Consul invalidates the session, which frees the key at once.
+  const destroyHolderSession = async (): Promise<string> => {
+    const res = await fetch(`${server.url}/v1/kv/${keyPrefix}locks/${lockName}`);
+    const entry = res.ok ? ((await res.json()) as { Session?: string }[])[0] : undefined;
+    if (!entry?.Session) return `no session held ${keyPrefix}locks/${lockName}`;
+    const destroyed = await fetch(`${server.url}/v1/session/destroy/${entry.Session}`, { method: 'PUT' });
+    if (!destroyed.ok)
+      throw new BackendError('consul', `destroy session ${entry.Session}: HTTP ${destroyed.status}`, { status: destroyed.status });
+    return `destroyed the holder's session ${entry.Session}`;
+  };
   return {
     name: 'consul',
     inProcess: false,
@@ -57,6 +67,7 @@ export async function consulProfile(options: ConsulProfileOptions): Promise<Back
     group: `chaos-${options.runId}`,
     lockName,
     deleteLock: deleteKey,
+    invalidateHolder: destroyHolderSession,
     ...(own ? { restart: async () => void (await own.restart()) } : {}),
     close: async () => {
       await fetch(`${server.url}/v1/kv/${keyPrefix}?recurse=true`, { method: 'DELETE' }).catch(() => undefined);

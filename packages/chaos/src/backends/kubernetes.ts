@@ -22,24 +22,56 @@ export interface KubernetesProfileOptions {
   readonly server?: KubernetesServer;
 }
 
-function deleteLease(server: KubernetesServer, name: string): Promise<void> {
-  const url = new URL(`/apis/coordination.k8s.io/v1/namespaces/${server.namespace}/leases/${name}`, server.server);
+/** One call to the API server as its admin; resolves with the status when it is one of `ok`. */
+function apiserver(server: KubernetesServer, method: string, path: string, ok: number[], body?: unknown): Promise<number> {
+  const url = new URL(path, server.server);
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  const headers: Record<string, string> = { Authorization: `Bearer ${server.adminToken}` };
+  if (payload) Object.assign(headers, { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) });
   return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method: 'DELETE', ca: readFileSync(server.caFile), headers: { Authorization: `Bearer ${server.adminToken}` } },
-      (res) => {
-        res.resume();
-        res.on('end', () =>
-          res.statusCode === 200 || res.statusCode === 404
-            ? resolve()
-            : reject(new BackendError('kubernetes', `DELETE ${url.pathname}: HTTP ${res.statusCode}`, { status: res.statusCode })),
-        );
-      },
-    );
+    const req = request(url, { method, ca: readFileSync(server.caFile), headers }, (res) => {
+      res.resume();
+      res.on('end', () =>
+        ok.includes(res.statusCode ?? 0)
+          ? resolve(res.statusCode!)
+          : reject(new BackendError('kubernetes', `${method} ${url.pathname}: HTTP ${res.statusCode}`, { status: res.statusCode })),
+      );
+    });
     req.on('error', reject);
-    req.end();
+    req.end(payload);
   });
+}
+
+const leasesPath = (server: KubernetesServer) => `/apis/coordination.k8s.io/v1/namespaces/${server.namespace}/leases`;
+
+async function deleteLease(server: KubernetesServer, name: string): Promise<void> {
+  await apiserver(server, 'DELETE', `${leasesPath(server)}/${name}`, [200, 404]);
+}
+
+/**
+ * The Lease deleted and created again at once by a holder that knows nothing of Muster (a client-go
+ * elector with its own identity): no fencing-token annotation, leaseTransitions from 0, held for
+ * `ttl` from now. Contenders must see a new holder, and the next Muster token must still be higher.
+ */
+async function recreateLeaseForeign(server: KubernetesServer, name: string, ttl: number): Promise<string> {
+  await deleteLease(server, name);
+  const now = new Date().toISOString().replace(/Z$/, '000Z');
+  const spec = {
+    holderIdentity: 'chaos-intruder',
+    leaseDurationSeconds: Math.ceil(ttl / 1000),
+    acquireTime: now,
+    renewTime: now,
+    leaseTransitions: 0,
+  };
+  const status = await apiserver(server, 'POST', leasesPath(server), [201, 409], {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name },
+    spec,
+  });
+  return status === 201
+    ? `deleted Lease '${name}' and created it again held by 'chaos-intruder' for ${spec.leaseDurationSeconds} s, without a fencing token`
+    : `deleted Lease '${name}'; a contender created it again before the intruder could`;
 }
 
 /**
@@ -79,6 +111,7 @@ export async function kubernetesProfile(options: KubernetesProfileOptions): Prom
     group: `chaos-${options.runId}`,
     lockName,
     deleteLock: () => deleteLease(server, lockName),
+    invalidateHolder: () => recreateLeaseForeign(server, lockName, ttl),
     ...(own ? { restart: async () => void (server = await own.restart()) } : {}),
     close: async () => {
       await deleteLease(server, lockName).catch(() => undefined);

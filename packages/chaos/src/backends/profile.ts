@@ -25,6 +25,12 @@ export interface BackendProfile {
   readonly group: string;
   readonly lockName: string;
   deleteLock?(): Promise<void>;
+  /**
+   * Takes the lock from its holder behind the lock client's back, as the backend's own machinery
+   * can (Kubernetes: the Lease deleted and created again by a foreign holder; Consul: the holder's
+   * session destroyed, as a failing health check invalidates it). Resolves with what it did.
+   */
+  invalidateHolder?(): Promise<string>;
   restart?(): Promise<void>;
   close(): Promise<void>;
 }
@@ -45,6 +51,7 @@ export function networkedFaults(ownsServer: boolean): readonly FaultKind[] {
     'latency',
     'drop',
     'delete-lock',
+    'invalidate-holder',
   ];
   return ownsServer ? [...faults, 'backend-restart'] : faults;
 }

@@ -16,9 +16,10 @@ export interface HeartbeatRecord {
   /** Changes with every write (resourceVersion, ModifyIndex, a counter): how a beat is observed. */
   readonly version: string;
   /**
-   * Only for a record this process has never observed before: the backend's own verdict
-   * (Consul's TTL check), else the writer's timestamp. After the first observation, liveness is
-   * judged on the local clock alone.
+   * Only for a record this process has never observed before and found in a catch-up (the first
+   * view of a watch, get, list): the backend's own verdict (Consul's TTL check), else the writer's
+   * timestamp. A record that appears later in a running watch, and every later change, is judged
+   * on the local clock alone, from when it was observed.
    */
   readonly remoteAlive?: boolean;
   readonly renewedAt?: number;
@@ -115,12 +116,18 @@ class HeartbeatClient implements HeartbeatStore {
     this.#mine.add(memberId);
   }
 
-  /** Turns backend records into what callers see, judging liveness on the local clock. */
-  #judge(record: HeartbeatRecord, now: number): MemberHeartbeat {
+  /**
+   * Turns backend records into what callers see, judging liveness on the local clock. `live`: the
+   * record came in a view of a stream that was already running (a watch event, a later poll), so
+   * it changed just now, whatever it says about itself.
+   */
+  #judge(record: HeartbeatRecord, now: number, live = false): MemberHeartbeat {
     const seen = this.#observed.get(record.memberId);
     let seenAt: number;
     if (seen && seen.version === record.version) seenAt = seen.seenAt;
-    else if (seen) seenAt = now;
+    // A change seen as it happens counts from now. The writer's timestamp is taken when its write
+    // starts, so a first beat that took long (a new process under load) would arrive already stale.
+    else if (seen || live) seenAt = now;
     else if (record.remoteAlive !== undefined) seenAt = record.remoteAlive ? now : now - record.ttl;
     else if (record.renewedAt !== undefined) seenAt = Math.min(now, record.renewedAt);
     else seenAt = now;
@@ -186,10 +193,10 @@ class HeartbeatClient implements HeartbeatStore {
       if (Number.isFinite(next)) staleTimer = setTimeout(judgeAll, Math.max(1, next - now + 1));
     };
 
-    const apply = (records: HeartbeatRecord[]) => {
+    const apply = (records: HeartbeatRecord[], live: boolean) => {
       const now = this.#clock.now();
       const next = new Map<string, MemberHeartbeat>();
-      for (const r of records) if (group === undefined || r.group === group) next.set(r.memberId, this.#judge(r, now));
+      for (const r of records) if (group === undefined || r.group === group) next.set(r.memberId, this.#judge(r, now, live));
       if (!started) {
         started = true;
         for (const [id, m] of next) members.set(id, m);
@@ -221,13 +228,16 @@ class HeartbeatClient implements HeartbeatStore {
     for (let attempt = 0; !signal.aborted;) {
       try {
         const views = this.#backend.views ? this.#backend.views(group, { signal }) : this.#poll(group, signal);
+        // The first view of a (re)started stream is a catch-up of unknown age; the ones after it are news.
+        let live = false;
         for await (const view of views) {
           if (degraded) {
             degraded = false;
             channel.push({ type: 'recovered', members: sorted() });
           }
           attempt = 0;
-          apply(view);
+          apply(view, live);
+          live = true;
         }
         if (!signal.aborted) throw new BackendError('heartbeat', 'the watch ended unexpectedly');
       } catch (error) {

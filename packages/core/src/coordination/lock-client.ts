@@ -83,6 +83,7 @@ class LockClient implements Lock {
   readonly #clock: Clock;
   readonly #held = new Set<HeldLease>();
   readonly #closing = new AbortController();
+  #crashed = false;
 
   constructor(backend: LockBackend, timing: LockTiming, clock: Clock) {
     this.#backend = backend;
@@ -105,7 +106,7 @@ class LockClient implements Lock {
     if (signal.aborted) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
     const sentAt = this.#clock.now();
     const grant = await this.#backend.tryAcquire(name, { ttl: schedule.ttl, signal });
-    return grant && this.#keep(name, grant, sentAt, schedule);
+    return grant && this.#keep(name, grant, sentAt, schedule, signal);
   }
 
   async acquire(name: string, options?: AcquireOptions): Promise<Lease> {
@@ -122,7 +123,7 @@ class LockClient implements Lock {
       let pause = retry;
       try {
         const grant = await this.#backend.tryAcquire(name, { ttl, signal });
-        const lease = grant && (await this.#keep(name, grant, sentAt, schedule));
+        const lease = grant && (await this.#keep(name, grant, sentAt, schedule, signal));
         if (lease) return lease;
         attempt = 0;
         lastError = undefined;
@@ -181,6 +182,7 @@ class LockClient implements Lock {
   }
 
   [simulateCrash](): void {
+    this.#crashed = true;
     for (const lease of this.#held) lease.abandon();
     this.#held.clear();
     this.#closing.abort(new ClosedError('the lock client (crashed)'));
@@ -200,10 +202,16 @@ class LockClient implements Lock {
 
   /**
    * A lease for a grant, or undefined when the attempt took so long that the lease expired on the
-   * way back: that grant is released (best effort, bounded) rather than handed out expired.
+   * way back: that grant is released (best effort, bounded) rather than handed out expired. A grant
+   * that lands after the caller aborted or the client closed (the backend took the lock before the
+   * abort reached it) is released too: nobody would hold that lease, yet it would renew itself and
+   * keep every other contender out.
    */
-  async #keep(name: string, grant: LeaseGrant, sentAt: number, schedule: RenewalSchedule): Promise<Lease | undefined> {
-    if (this.#clock.now() >= sentAt + schedule.ttl) {
+  async #keep(name: string, grant: LeaseGrant, sentAt: number, schedule: RenewalSchedule, signal: AbortSignal): Promise<Lease | undefined> {
+    const unwanted = signal.aborted;
+    // A crashed process gives nothing back: its grant lapses after the ttl, as the test hook promises.
+    if (unwanted && this.#crashed) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
+    if (unwanted || this.#clock.now() >= sentAt + schedule.ttl) {
       const controller = new AbortController();
       await settleWithin(
         this.#backend.release(name, grant, { signal: controller.signal }),
@@ -212,6 +220,7 @@ class LockClient implements Lock {
       )
         .catch(() => undefined)
         .finally(() => controller.abort());
+      if (unwanted) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
       return undefined;
     }
     const lease = new HeldLease(name, grant, sentAt, schedule, {

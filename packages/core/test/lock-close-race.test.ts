@@ -1,0 +1,58 @@
+// close() racing calls in flight: a grant that lands after close() was called (the backend had
+// already taken the lock when the abort came) must be given back, not handed out as a lease nobody
+// will release, which would keep every other contender waiting out its ttl.
+import { describe, expect, it } from '@jest/globals';
+import { createLock, type BackendCallOptions, type LeaseGrant, type LockBackend } from '../src/adapter.js';
+
+/** A backend whose next tryAcquire answers when the test says, whatever its signal says. */
+class LateGrantBackend implements LockBackend {
+  readonly holder = 'late';
+  readonly released: LeaseGrant[] = [];
+  renewals = 0;
+  #answer: ((grant: LeaseGrant) => void) | undefined;
+  #called: () => void = () => undefined;
+  readonly called = new Promise<void>((resolve) => (this.#called = resolve));
+
+  tryAcquire(_name: string, _options: BackendCallOptions): Promise<LeaseGrant | undefined> {
+    this.#called();
+    return new Promise((resolve) => (this.#answer = resolve));
+  }
+  grant(token: bigint): void {
+    this.#answer?.({ token });
+  }
+  async renew(_name: string, grant: LeaseGrant): Promise<LeaseGrant> {
+    this.renewals++;
+    return grant;
+  }
+  async release(_name: string, grant: LeaseGrant): Promise<void> {
+    this.released.push(grant);
+  }
+}
+
+describe('a grant that lands after its caller gave up', () => {
+  it.each(['acquire', 'tryAcquire'] as const)('a grant that lands after close() is released and %s rejects', async (method) => {
+    const backend = new LateGrantBackend();
+    const lock = createLock(backend);
+    const pending = lock[method]('job', { ttl: 60_000 });
+    await backend.called;
+    const closed = lock.close();
+    backend.grant(7n);
+    await closed;
+    await expect(pending).rejects.toMatchObject({ code: expect.stringMatching(/^MUSTER_(CLOSED|ABORTED)$/) });
+    expect(backend.released.map((g) => g.token)).toEqual([7n]);
+  });
+
+  it.each(['acquire', 'tryAcquire'] as const)('a grant that lands after the caller aborted is released and %s rejects', async (method) => {
+    const backend = new LateGrantBackend();
+    const lock = createLock(backend);
+    const controller = new AbortController();
+    const pending = lock[method]('job', { ttl: 60_000, signal: controller.signal });
+    await backend.called;
+    controller.abort();
+    backend.grant(8n);
+    await expect(pending).rejects.toMatchObject({ code: 'MUSTER_ABORTED' });
+    expect(backend.released.map((g) => g.token)).toEqual([8n]);
+    expect(backend.renewals).toBe(0);
+    await lock.close();
+  });
+});
