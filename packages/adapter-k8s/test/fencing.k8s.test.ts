@@ -56,7 +56,7 @@ describeK8s('Lease lock fencing tokens and durations (real API server)', () => {
   }, 60_000);
 
   test('a Lease recreated by a fresh client whose wall clock is 60 s behind: the API server’s creationTimestamp keeps its token above the old one', async () => {
-    const client = await connect({ kubeconfig: entry!.kubeconfig, namespace, describe: String });
+    const client = await connect({ kubeconfig: entry!.kubeconfig, namespace, baseDir: process.cwd(), describe: String });
     try {
       const call = () => ({ ttl: 2000, signal: AbortSignal.timeout(10_000) });
       const onTime = new LeaseLockBackend({ client, holder: 'on-time' });
