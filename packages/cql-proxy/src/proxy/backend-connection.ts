@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { checkServerIdentity, connect as connectTls, type ConnectionOptions } from 'node:tls';
-import { encodeFrameHeader, FrameDecoder, Opcode, type Frame } from '../protocol/frame.js';
+import { FrameDecoder, Opcode, type Frame } from '../protocol/frame.js';
 import { SegmentedFrameDecoder } from '../protocol/segment.js';
 import { FrameWriter } from './frame-writer.js';
 import { StreamIds } from './stream-ids.js';
@@ -192,7 +192,7 @@ export class BackendConnection {
       this.#startSweeping(timeout);
     }
     this.#pending.set(stream, pending);
-    this.#writer.write(encodeFrameHeader({ version: this.version, response: false, flags, stream, opcode }, body.length), body);
+    this.#writer.frame(this.version, false, flags, stream, opcode, body);
   }
 
   /** {@link send} as a promise, for the few requests off the hot path. */
