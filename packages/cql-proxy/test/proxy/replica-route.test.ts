@@ -1,5 +1,6 @@
 // Where a client's prepared EXECUTE goes, and how muster_proxy_routed_executes_total counts it.
 import { describe, expect, it } from '@jest/globals';
+import { ProxyMetrics } from '../../src/http/metrics.js';
 import { Opcode } from '../../src/protocol/frame.js';
 import { encodeExecute } from '../../src/protocol/requests.js';
 import type { BackendAddress, BackendConnection } from '../../src/proxy/backend-connection.js';
@@ -75,5 +76,17 @@ describe('ReplicaRoute', () => {
     expect(route.target(execute(['k']), 4, statement, primary('c'))).toBeUndefined();
     expect(counts).toEqual({ replica: 1, ordinary: 0 });
     expect(opened).toEqual([]);
+  });
+
+  it('is counted in muster_proxy_routed_executes_total when scraped', async () => {
+    const metrics = new ProxyMetrics();
+    metrics.routedToReplica.inc();
+    metrics.routedToReplica.inc();
+    metrics.routedOrdinary.inc();
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('muster_proxy_routed_executes_total{path="replica"} 2');
+    expect(text).toContain('muster_proxy_routed_executes_total{path="ordinary"} 1');
+    metrics.routedOrdinary.inc();
+    expect(await metrics.registry.metrics()).toContain('muster_proxy_routed_executes_total{path="ordinary"} 2');
   });
 });
