@@ -118,6 +118,10 @@ describe('NodeHealth', () => {
     h.connectFailed(a, 'ECONNREFUSED again');
     h.track([b]);
     expect([h.isHealthy(a), h.isHealthy(b)]).toEqual([true, false]);
+    const c = { host: '127.0.0.3', port: 1 };
+    h.track([b, c]);
+    h.track([b]); // a healthy node leaves: b is still the one sick node
+    expect([h.isHealthy(b), h.isHealthy(c)]).toEqual([false, true]);
   });
 });
 
