@@ -25,9 +25,13 @@ export class FrameWriter {
   #segments: { lz4: boolean } | undefined;
   /** v5: envelopes of this turn, segmented together at the flush. */
   #envelopes: Buffer[] = [];
-  /** Per frame of this turn: version byte (or {@link RAW}), flags, stream, opcode. Reused across turns. */
+  /**
+   * Per frame of this turn: version byte (or {@link RAW}), flags, stream, opcode; and its body.
+   * Filled by index up to #count and reused across turns (truncating an array costs a runtime call).
+   */
   readonly #headers: number[] = [];
-  readonly #bodies: Buffer[] = [];
+  readonly #bodies: (Buffer | undefined)[] = [];
+  #count = 0;
   #scheduled = false;
   readonly #flush = (): void => this.flush();
 
@@ -52,8 +56,17 @@ export class FrameWriter {
       this.#envelopes.push(envelope);
       return;
     }
-    this.#headers.push(versionByte, flags, stream, opcode);
-    this.#bodies.push(body);
+    this.#queue(versionByte, flags, stream, opcode, body);
+  }
+
+  #queue(versionByte: number, flags: number, stream: number, opcode: number, body: Buffer): void {
+    const i = this.#count++;
+    const h = 4 * i;
+    this.#headers[h] = versionByte;
+    this.#headers[h + 1] = flags;
+    this.#headers[h + 2] = stream;
+    this.#headers[h + 3] = opcode;
+    this.#bodies[i] = body;
   }
 
   /** Queues bytes that are already a whole frame's header (one the proxy composed itself) and its body. */
@@ -63,14 +76,15 @@ export class FrameWriter {
       this.#envelopes.push(body.length > 0 ? Buffer.concat([header, body]) : header);
       return;
     }
-    this.#headers.push(RAW, 0, 0, 0, RAW, 0, 0, 0);
-    this.#bodies.push(header, body);
+    this.#queue(RAW, 0, 0, 0, header);
+    this.#queue(RAW, 0, 0, 0, body);
   }
 
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
-    process.nextTick(this.#flush);
+    // Runs when the current callback (a socket's read, say) returns, before the next I/O callback.
+    queueMicrotask(this.#flush);
   }
 
   /** Sends what this turn wrote now (before `end()`, say); the scheduled flush then does nothing. */
@@ -91,7 +105,7 @@ export class FrameWriter {
   #flushPlain(): void {
     const headers = this.#headers;
     const bodies = this.#bodies;
-    const count = bodies.length;
+    const count = this.#count;
     if (count === 0) return;
     const socket = this.#socket;
     let corked = false;
@@ -124,8 +138,9 @@ export class FrameWriter {
       start = end + 1;
     }
     if (corked) socket.uncork();
-    headers.length = 0;
-    bodies.length = 0;
+    this.#count = 0;
+    // The bodies are written (or copied): their memory is not held until the slots are reused.
+    for (let i = 0; i < count; i++) bodies[i] = undefined;
   }
 }
 
