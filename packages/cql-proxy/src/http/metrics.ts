@@ -9,6 +9,15 @@ export interface ClientLoad {
   readonly backendStreamsInUse: number;
 }
 
+/** A count kept on the hot path, read by a metric's collect(). */
+export class PlainCount {
+  value = 0;
+
+  inc(): void {
+    this.value++;
+  }
+}
+
 /**
  * The proxy's Prometheus metrics, on a registry of its own (no global state). Per-request state
  * (in flight, stream ids) is not counted twice on the hot path: it is summed over the clients
@@ -107,15 +116,23 @@ export class ProxyMetrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  /**
+   * Counted per request as plain numbers and handed to the counter when scraped: a prom-client
+   * child bound with labels() still hashes its labels on every inc().
+   */
+  readonly routedToReplica = new PlainCount();
+  readonly routedOrdinary = new PlainCount();
   readonly routedExecutes = new Counter({
     name: 'muster_proxy_routed_executes_total',
-    help: 'Prepared EXECUTEs with routing.replicas on, by path: sent to a replica of their partition, or the ordinary way (key not bound by position, keyspace strategy unknown, no healthy local replica, credentials that cannot be replayed)',
+    help: 'Prepared EXECUTEs with routing.replicas on, by path: sent to a replica of their partition (or to the client node when it holds every partition of the keyspace), or the ordinary way (key not bound by position, keyspace strategy unknown, no healthy local replica, credentials that cannot be replayed)',
     labelNames: ['path'] as const,
     registers: [this.registry],
+    collect: (): void => {
+      this.routedExecutes.reset();
+      this.routedExecutes.inc({ path: 'replica' }, this.routedToReplica.value);
+      this.routedExecutes.inc({ path: 'ordinary' }, this.routedOrdinary.value);
+    },
   });
-  /** Children bound once: the hot path increments without hashing labels. */
-  readonly routedToReplica = this.routedExecutes.labels('replica');
-  readonly routedOrdinary = this.routedExecutes.labels('ordinary');
   readonly preparedCache = new Gauge({
     name: 'muster_proxy_prepared_cache_entries',
     help: 'PREPARE frames kept for re-preparing',

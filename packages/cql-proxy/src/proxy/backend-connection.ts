@@ -1,8 +1,9 @@
 import { connect, type Socket } from 'node:net';
 import { checkServerIdentity, connect as connectTls, type ConnectionOptions } from 'node:tls';
-import { encodeFrameHeader, FrameDecoder, Opcode, type Frame } from '../protocol/frame.js';
+import { FrameDecoder, Opcode, type Frame } from '../protocol/frame.js';
 import { SegmentedFrameDecoder } from '../protocol/segment.js';
 import { FrameWriter } from './frame-writer.js';
+import { SlabReads } from './slab-reads.js';
 import { StreamIds } from './stream-ids.js';
 
 export interface BackendAddress {
@@ -82,7 +83,7 @@ export class BackendConnection {
   /** Time of the last frame received, for idle heartbeats. */
   lastActivity = Date.now();
 
-  private constructor(socket: Socket, options: BackendConnectionOptions) {
+  private constructor(socket: Socket, options: BackendConnectionOptions, reads: SlabReads | undefined) {
     this.#socket = socket;
     this.#options = options;
     this.address = { host: options.host, port: options.port };
@@ -90,7 +91,8 @@ export class BackendConnection {
     this.#decoder = new FrameDecoder({ maxBodyLength: options.maxBodyLength });
     this.#writer = new FrameWriter(socket);
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.#receive(chunk));
+    if (reads) reads.receive = (chunk) => this.#receive(chunk);
+    else socket.on('data', (chunk: Buffer) => this.#receive(chunk));
     socket.on('error', (error) => this.#fail(error));
     socket.on('close', () => this.#fail(undefined));
     if (options.heartbeatInterval) {
@@ -106,9 +108,11 @@ export class BackendConnection {
 
   static connect(options: BackendConnectionOptions, signal?: AbortSignal): Promise<BackendConnection> {
     return new Promise((resolve, reject) => {
+      // Plain TCP reads into slabs (slab-reads.ts); TLS keeps Node's reads.
+      const reads = options.tls ? undefined : new SlabReads();
       const socket = options.tls
         ? connectTls({ host: options.host, port: options.port, ...tlsOptions(options.tls, options.host) })
-        : connect({ host: options.host, port: options.port });
+        : connect({ host: options.host, port: options.port, onread: reads!.options });
       const fail = (error: Error) => {
         cleanup();
         socket.destroy();
@@ -129,7 +133,7 @@ export class BackendConnection {
       // A TLS socket is usable once the handshake (and the certificate checks) succeeded.
       socket.once(options.tls ? 'secureConnect' : 'connect', () => {
         cleanup();
-        resolve(new BackendConnection(socket, options));
+        resolve(new BackendConnection(socket, options, reads));
       });
     });
   }
@@ -192,7 +196,7 @@ export class BackendConnection {
       this.#startSweeping(timeout);
     }
     this.#pending.set(stream, pending);
-    this.#writer.write(encodeFrameHeader({ version: this.version, response: false, flags, stream, opcode }, body.length), body);
+    this.#writer.frame(this.version, false, flags, stream, opcode, body);
   }
 
   /** {@link send} as a promise, for the few requests off the hot path. */

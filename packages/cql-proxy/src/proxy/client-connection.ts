@@ -1,14 +1,13 @@
 import type { Socket } from 'node:net';
-import { encodeError, decodeError, type ErrorMessage } from '../protocol/error-message.js';
+import { encodeError, type ErrorMessage } from '../protocol/error-message.js';
 import { ErrorCode, ProtocolError, UnsupportedVersionError } from '../protocol/errors.js';
 import { canEncodeSchemaChange, encodeEvent, type Event } from '../protocol/event.js';
-import { encodeFrameHeader, FrameDecoder, FrameFlag, Opcode, type Frame } from '../protocol/frame.js';
-import { decodeExecute, decodePrepare, decodeQuery, decodeRegister, decodeStartup, encodePrepare } from '../protocol/requests.js';
+import { FrameDecoder, FrameFlag, Opcode, type Frame } from '../protocol/frame.js';
+import { decodeExecute, decodePrepare, decodeQuery, decodeRegister, decodeStartup } from '../protocol/requests.js';
 import { Reader } from '../protocol/reader.js';
 import { namesKeyspace, requestMessage } from '../protocol/request-message.js';
-import { openFrame } from '../protocol/envelope.js';
 import { encodeSupported } from '../protocol/responses.js';
-import { decodeResult, encodeResult, type Result } from '../protocol/result.js';
+import type { Result } from '../protocol/result.js';
 import { SegmentedFrameDecoder } from '../protocol/segment.js';
 import { checkForwardedRequest } from '../protocol/request-check.js';
 import { readStatement } from '../protocol/statement.js';
@@ -21,21 +20,19 @@ import {
   unsupportedVersionReply,
 } from '../protocol/version.js';
 import { BackendConnectionError, type BackendConnection } from './backend-connection.js';
-import { hideNodeAddresses, withoutNodeAddresses } from './error-addresses.js';
 import { Handshake } from './handshake.js';
-import type { FrameCompression } from '../protocol/compression.js';
 import type { VirtualView } from '../virtual/view.js';
 import type { ProxyContext } from './context.js';
 import { FrameWriter } from './frame-writer.js';
+import { ClientReplies, type LocalAnswer } from './client-replies.js';
 import { PreparedCache } from './prepared-cache.js';
 import { batchRefusal } from './batch-check.js';
 import { isWriteStatement } from '../virtual/statement-target.js';
 import { isSchemaChangeResult } from './schema-agreement.js';
 import { ReplicaConnections } from './replica-connections.js';
 import { decodeAuthenticate } from '../protocol/responses.js';
-import { executeValues } from '../routing/execute-values.js';
-import { preparedPartitionKey } from '../routing/prepared-key.js';
-import type { RingNode } from '../routing/token-ring.js';
+import { recoverUnprepared, rememberPrepared, type RecoveryScope } from './prepared-recovery.js';
+import { ReplicaRoute, type RouteTarget } from './replica-route.js';
 
 const unsupportedVersion = (version: number) =>
   `${UNSUPPORTED_VERSION_MESSAGE} (${version}); supported versions are (${describeVersions(SUPPORTED_VERSIONS).join(', ')})`;
@@ -46,22 +43,22 @@ const unpreparedHere = (id: Buffer): ErrorMessage => ({
   details: { code: ErrorCode.UNPREPARED, id },
 });
 
-/** An answer the proxy gives itself instead of forwarding. */
-export type LocalAnswer = { readonly result: Result } | { readonly error: ErrorMessage };
+export type { LocalAnswer } from './client-replies.js';
 
 /** What forwarding one request must also do with its answer. */
 interface Forwarding {
   /** A PREPARE: remember the statement, so an UNPREPARED elsewhere can be recovered. */
   readonly prepare?: { readonly query: string; readonly keyspace: string | undefined };
-  /** An EXECUTE of this statement id: recover from UNPREPARED. */
-  readonly executeId?: Buffer;
+  /** An EXECUTE: recover from UNPREPARED. */
+  readonly execute?: true;
   /** Called after the answer was written to the client. */
   readonly answered?: (opcode: number, response: Frame) => void;
-  /** An EXECUTE routed to a replica of its partition (see replica-connections.ts). */
-  readonly replica?: RingNode;
   /** A RESULT the client must not see as the backend wrote it (DESCRIBE CLUSTER's real ring). */
   readonly rewrite?: (result: Result) => Result;
 }
+
+/** Shared by every forwarded EXECUTE: no object per request. */
+const EXECUTE: Forwarding = { execute: true };
 
 /**
  * One client connection. System-table reads, OPTIONS and REGISTER are answered here; everything
@@ -79,10 +76,11 @@ export class ClientConnection {
   /** Bytes of a partly received frame, counted in the proxy-wide budget. */
   #buffered = 0;
   /** The last request message read, so a frame is decompressed once however often it is read. */
-  #message: { frame: Frame; body: Buffer } | undefined;
+  #messageOf: Frame | undefined;
+  #message: Buffer | undefined;
   readonly #writer: FrameWriter;
-  #version: number | undefined;
-  #codec: FrameCompression | undefined;
+  /** What this client is sent, in its version and compression. */
+  readonly #out: ClientReplies;
   #backend: BackendConnection | undefined;
   #connecting: Promise<BackendConnection> | undefined;
   #keyspace: string | undefined;
@@ -96,8 +94,9 @@ export class ClientConnection {
   /** The membership view this client's last system-table read was answered from. */
   servedView: VirtualView | undefined;
   readonly #prepared: PreparedCache;
-  /** Connections to other nodes that EXECUTEs are routed to; undefined with routing off. */
-  #replicas: ReplicaConnections | undefined;
+  /** Where EXECUTEs go, over connections to other nodes; undefined with routing off. */
+  #route: ReplicaRoute | undefined;
+  readonly #recovery: RecoveryScope;
 
   constructor(id: number, socket: Socket, context: ProxyContext) {
     this.id = id;
@@ -106,6 +105,19 @@ export class ClientConnection {
     this.#decoder = new FrameDecoder({ maxBodyLength: context.config.limits.maxFrameBytes });
     this.#prepared = context.prepared;
     this.#writer = new FrameWriter(socket);
+    this.#out = new ClientReplies(this.#writer, {
+      metrics: context.metrics,
+      maxFrameBytes: context.config.limits.maxFrameBytes,
+      localAddress: () => this.localAddress,
+      closed: () => this.#closed,
+    });
+    this.#recovery = {
+      prepared: context.prepared,
+      replicas: () => this.#route?.connections,
+      timeout: context.config.backend.requestTimeout,
+      open: this.#out.open,
+      reprepared: () => context.metrics.errors.inc({ kind: 'reprepared' }),
+    };
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.#receive(chunk));
     socket.on('error', () => this.close());
@@ -113,7 +125,7 @@ export class ClientConnection {
   }
 
   get version(): number | undefined {
-    return this.#version;
+    return this.#out.version;
   }
 
   get inFlight(): number {
@@ -127,7 +139,7 @@ export class ClientConnection {
 
   /** Stream ids taken on this client's backend connection (requests the node has not answered). */
   get backendStreamsInUse(): number {
-    return (this.#backend?.inFlight ?? 0) + (this.#replicas?.inFlight ?? 0);
+    return (this.#backend?.inFlight ?? 0) + (this.#route?.connections.inFlight ?? 0);
   }
 
   /** The address drivers reached this instance on (what system.local reports when none is configured). */
@@ -159,19 +171,19 @@ export class ClientConnection {
         this.#fatal(new UnsupportedVersionError(frame.version, frame.stream, unsupportedVersion(frame.version)));
         return;
       }
-      if (this.#version === undefined) this.#version = frame.version;
-      else if (frame.version !== this.#version) {
-        this.#fatal(new ProtocolError(`protocol version changed from v${this.#version} to v${frame.version} on one connection`));
+      if (this.#out.version === undefined) this.#out.version = frame.version;
+      else if (frame.version !== this.#out.version) {
+        this.#fatal(new ProtocolError(`protocol version changed from v${this.#out.version} to v${frame.version} on one connection`));
         return;
       }
       if (frame.stream < 0) {
-        this.#reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: `negative stream id ${frame.stream} in a request` } });
+        this.#out.reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: `negative stream id ${frame.stream} in a request` } });
         continue;
       }
       try {
         this.#dispatch(frame);
       } catch (error) {
-        this.#replyFailure(frame, error);
+        this.#out.failure(frame, error);
       }
     }
     this.#throttle();
@@ -199,7 +211,9 @@ export class ClientConnection {
    */
   #throttle(): void {
     const backend =
-      this.#backend !== undefined && !this.#backend.closed && this.#backend.congested ? this.#backend : this.#replicas?.congested();
+      this.#backend !== undefined && !this.#backend.closed && this.#backend.congested
+        ? this.#backend
+        : this.#route?.connections.congested();
     const backendFull = backend !== undefined;
     if (!backendFull && !this.socket.writableNeedDrain) return;
     this.socket.pause();
@@ -215,15 +229,15 @@ export class ClientConnection {
   #dispatch(frame: Frame): void {
     const started = performance.now();
     const refusal = this.#handshake.refusal(frame.opcode);
-    if (refusal) return this.#reply(frame, { error: refusal });
+    if (refusal) return this.#out.reply(frame, { error: refusal });
     switch (frame.opcode) {
       case Opcode.OPTIONS:
-        return this.#send(frame, Opcode.SUPPORTED, encodeSupported({ options: this.#context.supportedOptions() }));
+        return this.#out.send(frame, Opcode.SUPPORTED, encodeSupported({ options: this.#context.supportedOptions() }));
       case Opcode.STARTUP:
         return this.#startup(frame, started);
       case Opcode.REGISTER: {
         for (const type of decodeRegister(this.#body(frame)).eventTypes) this.registered.add(type);
-        this.#send(frame, Opcode.READY, Buffer.alloc(0));
+        this.#out.send(frame, Opcode.READY, Buffer.alloc(0));
         // Drivers read system.peers, then REGISTER: changes in between would be lost (Cassandra
         // loses them too). Tell this client what changed since the tables it last read.
         for (const event of this.#context.eventsSince(this.servedView)) this.pushEvent(event);
@@ -238,7 +252,7 @@ export class ClientConnection {
           return this.#forward(frame, started);
         // A long write is read whole: its text says which table it writes (a SELECT that long is no system-table read).
         if (!statement.complete && !isWriteStatement(statement.text)) {
-          return this.#reply(frame, {
+          return this.#out.reply(frame, {
             error: { code: ErrorCode.INVALID, message: `A system-table statement may be ${statement.limit} bytes long at most` },
           });
         }
@@ -257,38 +271,37 @@ export class ClientConnection {
       }
       case Opcode.EXECUTE: {
         const body = this.#checkedBody(frame);
-        const id = new Reader(body).readShortBytes();
+        // The [short bytes] id, in place (the check above vetted its length).
+        const id = body.subarray(2, 2 + body.readUInt16BE(0));
         if (!this.#context.intercept.owns(id)) {
           // An id that was never prepared through this proxy may name any statement the backend
           // has cached (a read of a table the proxy refuses, prepared by a direct client): the
           // client prepares it here first, where the proxy sees the statement. Drivers do so on UNPREPARED.
           const statement = this.#prepared.get(id);
-          if (!statement) return this.#reply(frame, { error: unpreparedHere(id) });
-          const replica = statement.partitionKey && this.#replicaFor(body, frame.version, statement.partitionKey);
-          if (this.#context.router) (replica ? this.#context.metrics.routedToReplica : this.#context.metrics.routedOrdinary).inc();
-          return this.#forward(frame, started, replica ? { executeId: id, replica } : { executeId: id });
+          if (!statement) return this.#out.reply(frame, { error: unpreparedHere(id) });
+          return this.#forward(frame, started, EXECUTE, this.#route?.target(body, frame.version, statement, this.#backend));
         }
         const execute = decodeExecute(body, frame.version);
         const answer = this.#context.intercept.execute(execute.id, execute.parameters, this);
         if (answer) return this.#answer(frame, answer, started);
-        return this.#forward(frame, started, { executeId: execute.id });
+        return this.#forward(frame, started, EXECUTE);
       }
       case Opcode.BATCH: {
         const refusal = batchRefusal(this.#checkedBody(frame), frame.version, this.#keyspace, this.#context.intercept, this.#prepared);
-        return refusal ? this.#reply(frame, refusal) : this.#forward(frame, started);
+        return refusal ? this.#out.reply(frame, refusal) : this.#forward(frame, started);
       }
       case Opcode.AUTH_RESPONSE:
-        this.#replicas?.authResponseSent(this.#checkedBody(frame), frame.flags);
+        this.#route?.connections.authResponseSent(this.#checkedBody(frame), frame.flags);
         return this.#forward(frame, started, {
           answered: (opcode) => {
-            this.#replicas?.authAnswered(opcode);
+            this.#route?.connections.authAnswered(opcode);
             this.#handshake.authAnswered(opcode);
             if (opcode === Opcode.AUTH_SUCCESS) this.#context.established(this);
           },
         });
       default:
         // Response opcodes and unknown ones are never forwarded: the backend must not see garbage.
-        return this.#reply(frame, {
+        return this.#out.reply(frame, {
           error: { code: ErrorCode.PROTOCOL_ERROR, message: `Unexpected opcode 0x${frame.opcode.toString(16)} in a request` },
         });
     }
@@ -296,9 +309,10 @@ export class ClientConnection {
 
   /** The request's message: decompressed, and past any custom payload. */
   #body(frame: Frame): Buffer {
-    if (this.#message?.frame === frame) return this.#message.body;
-    const body = requestMessage(frame, this.#codec, this.#context.config.limits.maxFrameBytes);
-    this.#message = { frame, body };
+    if (this.#messageOf === frame) return this.#message!;
+    const body = requestMessage(frame, this.#out.codec, this.#context.config.limits.maxFrameBytes);
+    this.#messageOf = frame;
+    this.#message = body;
     return body;
   }
 
@@ -315,7 +329,7 @@ export class ClientConnection {
   async #backendConnection(): Promise<BackendConnection> {
     if (this.#backend && !this.#backend.closed) return this.#backend;
     this.#connecting ??= this.#context
-      .connectBackend(this.#version!, () => {
+      .connectBackend(this.#out.version!, () => {
         // The node went away: this client reconnects, as it would to a failed server.
         if (!this.#closed) this.close();
       })
@@ -341,23 +355,28 @@ export class ClientConnection {
     const compression = startup.options.get('COMPRESSION');
     const codec = compression ? this.#context.codec(compression) : undefined;
     if (compression && (!codec || (frame.version >= 5 && compression !== 'lz4'))) {
-      return this.#reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: `Unsupported compression ${compression}` } });
+      return this.#out.reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: `Unsupported compression ${compression}` } });
     }
     // v5 compresses segments, not frame bodies.
-    if (frame.version < 5) this.#codec = codec;
+    if (frame.version < 5) this.#out.codec = codec;
     this.#handshake.startupSent();
-    this.#replicas?.close();
-    this.#replicas = this.#context.router
-      ? new ReplicaConnections(frame.version, {
-          connect: (node, version, onClose) => this.#context.connectNode(node, version, onClose),
-          timeout: this.#context.config.backend.requestTimeout,
-          retryAfter: this.#context.config.backend.connectTimeout,
-        })
+    this.#route?.connections.close();
+    const { router, config, metrics } = this.#context;
+    this.#route = router
+      ? new ReplicaRoute(
+          router,
+          new ReplicaConnections(frame.version, {
+            connect: (node, version, onClose) => this.#context.connectNode(node, version, onClose),
+            timeout: config.backend.requestTimeout,
+            retryAfter: config.backend.connectTimeout,
+          }),
+          { replica: metrics.routedToReplica, ordinary: metrics.routedOrdinary },
+        )
       : undefined;
-    this.#replicas?.startupSent(frame.body, frame.flags, compression === 'lz4');
+    this.#route?.connections.startupSent(frame.body, frame.flags, compression === 'lz4');
     this.#forward(frame, started, {
       answered: (opcode, response) => {
-        this.#replicas?.startupAnswered(opcode, opcode === Opcode.AUTHENTICATE ? this.#authenticator(response) : undefined);
+        this.#route?.connections.startupAnswered(opcode, opcode === Opcode.AUTHENTICATE ? this.#authenticator(response) : undefined);
         this.#handshake.startupAnswered(opcode);
         if (opcode === Opcode.READY) this.#context.established(this);
         if (frame.version < 5 || (opcode !== Opcode.READY && opcode !== Opcode.AUTHENTICATE)) return;
@@ -374,13 +393,13 @@ export class ClientConnection {
    * Forwards `frame` and relays the answer. Once the backend connection is open this is
    * synchronous up to the write: no promise per request.
    */
-  #forward(frame: Frame, started: number, forwarding?: Forwarding): void {
+  #forward(frame: Frame, started: number, forwarding?: Forwarding, target?: RouteTarget): void {
     const { config, metrics } = this.#context;
     // A draining proxy keeps forwarding (OVERLOADED would fail a non-idempotent request: drivers do
     // not retry it); the drain moves drivers away instead (drain.ts).
     if (this.#inFlight >= config.limits.maxInFlightPerConnection) {
       metrics.errors.inc({ kind: 'overloaded' });
-      return this.#reply(frame, {
+      return this.#out.reply(frame, {
         error: {
           code: ErrorCode.OVERLOADED,
           message: `Too many requests in flight on this connection (${config.limits.maxInFlightPerConnection})`,
@@ -388,9 +407,8 @@ export class ClientConnection {
       });
     }
     this.#inFlight++;
-    const backend = this.#backend;
-    if (forwarding?.replica && backend && !backend.closed && this.#relayToReplica(forwarding.replica, backend, frame, started, forwarding))
-      return;
+    if (target instanceof Promise) return this.#relayWhenOpen(target, frame, started, forwarding);
+    const backend = target ?? this.#backend;
     if (backend && !backend.closed) return this.#relay(backend, frame, started, forwarding);
     this.#backendConnection().then(
       (connection) => this.#relay(connection, frame, started, forwarding),
@@ -398,45 +416,20 @@ export class ClientConnection {
     );
   }
 
-  /**
-   * The node of the partition a prepared EXECUTE binds, when it can be told: v4+ metadata names
-   * the key's markers, the values are bound by position, and the keyspace's strategy is known.
-   */
-  #replicaFor(body: Buffer, version: number, key: { keyspace: string; indexes: readonly number[] }): RingNode | undefined {
-    const router = this.#context.router;
-    if (!router || !this.#replicas?.usable) return undefined;
-    const components = executeValues(body, version, key.indexes);
-    return components && router.replicaFor(key.keyspace, components);
-  }
-
-  /**
-   * Sends a routed EXECUTE to its replica, over the client's first connection when that is on the
-   * replica, else over this client's connection to the replica (opened on first use). False when
-   * it cannot go there now (the caller sends it the ordinary way).
-   */
-  #relayToReplica(replica: RingNode, primary: BackendConnection, frame: Frame, started: number, forwarding: Forwarding): boolean {
-    if (primary.address.host === replica.host && primary.address.port === replica.port) {
-      this.#relay(primary, frame, started, forwarding);
-      return true;
-    }
-    const connection = this.#replicas?.connection(replica);
-    if (!connection) return false;
-    if (!(connection instanceof Promise)) {
-      this.#relay(connection, frame, started, forwarding);
-      return true;
-    }
+  /** A routed EXECUTE whose connection to its replica is being opened (the first to that node). */
+  #relayWhenOpen(connection: Promise<BackendConnection | undefined>, frame: Frame, started: number, forwarding?: Forwarding): void {
     void connection.then((opened) => {
       if (this.#closed) return this.#fail(frame, new BackendConnectionError('the client connection closed'));
+      // It could not be opened: the client's own connection takes the request.
       const backend = opened && !opened.closed ? opened : this.#backend;
       if (!backend || backend.closed) return this.#fail(frame, new BackendConnectionError('the backend connection closed'));
       this.#relay(backend, frame, started, forwarding);
     });
-    return true;
   }
 
   #authenticator(response: Frame): string | undefined {
     try {
-      return decodeAuthenticate(this.#responseBody(response)).authenticator;
+      return decodeAuthenticate(this.#out.open(response)).authenticator;
     } catch {
       return undefined;
     }
@@ -448,13 +441,15 @@ export class ClientConnection {
     backend.send(frame.opcode, frame.body, flags, this.#context.config.backend.requestTimeout, (error, response) => {
       if (error) return this.#fail(frame, error);
       // A DDL's answer waits until the nodes agree: the driver's next statement may go to another node.
-      if (isSchemaChangeResult(response!, (f) => this.#responseBody(f))) {
+      if (isSchemaChangeResult(response!, this.#out.open)) {
         const deliver = () => this.#deliver(frame, response!, started, forwarding);
-        this.#context.awaitSchemaAgreement(backend, (f) => this.#responseBody(f)).then(deliver, deliver);
+        this.#context.awaitSchemaAgreement(backend, this.#out.open).then(deliver, deliver);
         return;
       }
-      if (response!.opcode === Opcode.ERROR && forwarding?.executeId) {
-        this.#recoverUnprepared(backend, frame, response!, forwarding.executeId).then(
+      if (response!.opcode === Opcode.ERROR && forwarding?.execute) {
+        const message = this.#body(frame);
+        const id = message.subarray(2, 2 + message.readUInt16BE(0));
+        recoverUnprepared(this.#recovery, backend, frame, response!, id).then(
           (answer) => this.#deliver(frame, answer, started, forwarding),
           (failure: unknown) => this.#fail(frame, failure),
         );
@@ -486,138 +481,37 @@ export class ClientConnection {
       // An undecodable RESULT is the client's to judge; the proxy only loses a cache entry.
     }
     if (forwarding?.rewrite && response.opcode === Opcode.RESULT) {
-      this.#deliverRewritten(frame, response, forwarding.rewrite);
+      this.#out.rewritten(frame, response, forwarding.rewrite);
     } else if (response.opcode === Opcode.ERROR) {
-      this.#deliverError(frame, response);
+      this.#out.relayedError(frame, response);
     } else {
-      this.#write(frame.stream, response.opcode, response.flags, response.body);
+      this.#out.write(frame.stream, response.opcode, response.flags, response.body);
     }
     this.#context.metrics.forwardedDuration.observe((performance.now() - started) / 1e3);
     forwarding?.answered?.(response.opcode, response);
-  }
-
-  /** A RESULT rewritten before the client sees it; one the proxy cannot rewrite is not passed on as it is. */
-  #deliverRewritten(frame: Frame, response: Frame, rewrite: (result: Result) => Result): void {
-    let body: Buffer;
-    try {
-      body = encodeResult(rewrite(decodeResult(this.#responseBody(response), frame.version)), frame.version);
-    } catch (error) {
-      this.#replyFailure(frame, new Error(`the backend's answer could not be rewritten: ${(error as Error)?.message ?? String(error)}`));
-      return;
-    }
-    this.#send(frame, Opcode.RESULT, body);
-  }
-
-  /** A backend ERROR, with the node addresses it may name replaced by the one this client dialled. */
-  #deliverError(frame: Frame, response: Frame): void {
-    let hidden: Buffer | undefined;
-    try {
-      const body = this.#responseBody(response);
-      const scrubbed = hideNodeAddresses(body, frame.version, this.localAddress);
-      if (scrubbed !== body) hidden = scrubbed;
-    } catch {
-      // An ERROR the proxy cannot read is passed on as it is; the client cannot read it either.
-    }
-    if (hidden) this.#send(frame, Opcode.ERROR, hidden);
-    else this.#write(frame.stream, response.opcode, response.flags, response.body);
   }
 
   #fail(frame: Frame, error: unknown): void {
     this.#inFlight--;
     // A STARTUP no node answered leaves the connection new: the client may send STARTUP again.
     if (frame.opcode === Opcode.STARTUP) this.#handshake.startupAnswered(Opcode.ERROR);
-    this.#replyFailure(frame, error);
+    this.#out.failure(frame, error);
     this.#endIfAnswered();
   }
 
-  /**
-   * A node that has not seen a statement (another node prepared it, or it restarted) answers
-   * UNPREPARED: prepare it there from the remembered PREPARE and retry once, so the client never
-   * notices the switch.
-   */
-  async #recoverUnprepared(backend: BackendConnection, request: Frame, response: Frame, id: Buffer): Promise<Frame> {
-    const error = decodeError(this.#responseBody(response));
-    if (error.code !== ErrorCode.UNPREPARED) return response;
-    const statement = this.#prepared.get(id);
-    if (!statement) return response;
-    const version = request.version;
-    // A connection of its own to a replica holds the keyspace the statement was prepared in, so the
-    // id comes out the same (v5 names it in the PREPARE).
-    if (version < 5 && statement.keyspace && this.#replicas?.owns(backend)) await this.#replicas.useKeyspace(backend, statement.keyspace);
-    const prepared = await backend.request(
-      Opcode.PREPARE,
-      encodePrepare(statement.keyspace && version >= 5 ? statement : { query: statement.query }, version),
-      {
-        timeout: this.#context.config.backend.requestTimeout,
-      },
-    );
-    if (prepared.opcode !== Opcode.RESULT) return response;
-    this.#context.metrics.errors.inc({ kind: 'reprepared' });
-    return backend.request(request.opcode, request.body, { flags: request.flags, timeout: this.#context.config.backend.requestTimeout });
-  }
-
-  /** A backend answer's message: decompressed, past the tracing id, warnings and custom payload its flags announce. */
-  #responseBody(frame: Frame): Buffer {
-    return openFrame(frame, this.#codec, this.#context.config.limits.maxFrameBytes).message;
-  }
-
   #rememberPrepared(response: Frame, statement: { query: string; keyspace: string | undefined }): void {
-    const body = this.#responseBody(response);
-    // RESULT Prepared: [int] kind 4, then the [short bytes] id; nothing more needs decoding.
-    if (body.length < 6 || body.readInt32BE(0) !== 4) return;
-    const length = body.readUInt16BE(4);
-    const partitionKey = this.#context.router ? preparedPartitionKey(body, this.#version ?? 4) : undefined;
-    this.#prepared.set(Buffer.from(body.subarray(6, 6 + length)), partitionKey ? { ...statement, partitionKey } : statement);
+    rememberPrepared(this.#prepared, this.#out.open(response), statement, this.#out.version ?? 4, this.#context.router !== undefined);
     this.#context.metrics.preparedCache.set(this.#prepared.size);
   }
 
   #trackKeyspace(response: Frame): void {
-    const body = this.#responseBody(response);
+    const body = this.#out.open(response);
     if (body.length >= 6 && body.readInt32BE(0) === 3) this.#keyspace = body.toString('utf8', 6, 6 + body.readUInt16BE(4));
   }
 
   #answer(frame: Frame, answer: LocalAnswer, started: number): void {
-    this.#reply(frame, answer);
+    this.#out.reply(frame, answer);
     this.#context.metrics.systemDuration.observe((performance.now() - started) / 1e3);
-  }
-
-  #reply(frame: Frame, answer: LocalAnswer): void {
-    if ('error' in answer) {
-      this.#context.metrics.errors.inc({ kind: `cql_${answer.error.code.toString(16)}` });
-      this.#send(frame, Opcode.ERROR, encodeError(answer.error));
-    } else {
-      this.#send(frame, Opcode.RESULT, encodeResult(answer.result, frame.version));
-    }
-  }
-
-  #replyFailure(frame: Frame, error: unknown): void {
-    if (this.#closed) return;
-    if (ProtocolError.is(error)) {
-      this.#reply(frame, { error: { code: error.code, message: error.message } });
-      return;
-    }
-    const message = `proxy: ${(error as Error)?.message ?? String(error)}`;
-    if (error instanceof BackendConnectionError) {
-      // The node failed this request, not the request: the client may retry it on another host.
-      // Which node it was is the operator's business (metrics, logs), not the client's.
-      this.#context.metrics.errors.inc({ kind: 'backend' });
-      this.#reply(frame, { error: { code: ErrorCode.OVERLOADED, message: withoutNodeAddresses(message) } });
-      return;
-    }
-    // Anything else is the proxy's own fault: retrying elsewhere would hide it, so say so.
-    this.#context.metrics.errors.inc({ kind: 'internal' });
-    this.#reply(frame, { error: { code: ErrorCode.SERVER_ERROR, message } });
-  }
-
-  /** Sends a message the proxy composed, compressed when the client asked for compression. */
-  #send(request: { stream: number }, opcode: number, body: Buffer): void {
-    if (this.#codec && body.length > 0) this.#write(request.stream, opcode, FrameFlag.COMPRESSION, this.#codec.compress(body));
-    else this.#write(request.stream, opcode, 0, body);
-  }
-
-  #write(stream: number, opcode: number, flags: number, body: Buffer): void {
-    if (this.#closed) return;
-    this.#writer.write(encodeFrameHeader({ version: this.#version ?? 4, response: true, flags, stream, opcode }, body.length), body);
   }
 
   /**
@@ -625,15 +519,15 @@ export class ClientConnection {
    * `maxQueued` events' worth of unsent bytes is too slow: it is dropped, so it never stalls others.
    */
   pushEvent(event: Event): boolean {
-    if (this.#closed || this.#version === undefined || !this.registered.has(event.type)) return false;
+    if (this.#closed || this.#out.version === undefined || !this.registered.has(event.type)) return false;
     if (this.socket.writableLength > this.#context.config.events.maxQueued * 64) {
       this.#context.metrics.eventsDropped.inc({ type: event.type });
       this.close();
       return false;
     }
     // A v3 client cannot be told of function or aggregate changes: it is skipped, as Cassandra does.
-    if (event.type === 'SCHEMA_CHANGE' && !canEncodeSchemaChange(event, this.#version)) return false;
-    this.#send({ stream: -1 }, Opcode.EVENT, encodeEvent(event, this.#version));
+    if (event.type === 'SCHEMA_CHANGE' && !canEncodeSchemaChange(event, this.#out.version)) return false;
+    this.#out.send({ stream: -1 }, Opcode.EVENT, encodeEvent(event, this.#out.version));
     this.#context.metrics.eventsSent.inc({ type: event.type });
     return true;
   }
@@ -646,13 +540,13 @@ export class ClientConnection {
     const stream = error instanceof UnsupportedVersionError ? error.stream : 0;
     // Negotiation is what drivers do at every connect: counted apart, so `protocol` stays an alert.
     this.#context.metrics.errors.inc({ kind: error instanceof UnsupportedVersionError ? 'version_negotiation' : 'protocol' });
-    if (error instanceof UnsupportedVersionError && this.#version === undefined) {
+    if (error instanceof UnsupportedVersionError && this.#out.version === undefined) {
       // The client's first frame: answer in the header layout it reads (v1/v2: 8 bytes, one-byte stream).
-      this.#version = Math.max(3, replyVersion(error.version));
+      this.#out.version = Math.max(3, replyVersion(error.version));
       this.#writer.write(unsupportedVersionReply(error.version, stream), Buffer.alloc(0));
     } else {
-      this.#version ??= 4;
-      this.#send({ stream }, Opcode.ERROR, encodeError({ code: protocolError.code, message: protocolError.message }));
+      this.#out.version ??= 4;
+      this.#out.send({ stream }, Opcode.ERROR, encodeError({ code: protocolError.code, message: protocolError.message }));
     }
     this.#writer.flush();
     this.socket.end();
@@ -669,7 +563,7 @@ export class ClientConnection {
     this.#context.buffers.move(this.#buffered, 0);
     this.#buffered = 0;
     this.#backend?.close();
-    this.#replicas?.close();
+    this.#route?.connections.close();
     this.#context.forget(this);
   }
 
@@ -699,7 +593,7 @@ export class ClientConnection {
     this.#closed = true;
     this.socket.end();
     this.#backend?.close();
-    this.#replicas?.close();
+    this.#route?.connections.close();
     // The client's FIN (or the drain's timeout) closes the socket; until then it stays counted.
     this.socket.once('close', () => this.#context.forget(this));
   }

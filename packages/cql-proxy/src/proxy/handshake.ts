@@ -17,6 +17,8 @@ export type HandshakePhase = 'new' | 'starting' | 'authenticating' | 'ready';
 
 const names: Record<number, string> = Object.fromEntries(Object.entries(Opcode).map(([name, code]) => [code, name]));
 const opcodeName = (opcode: number) => names[opcode] ?? `0x${opcode.toString(16)}`;
+/** Module level: refusal() runs for every request, and a closure there is an allocation per call. */
+const protocolError = (message: string): ErrorMessage => ({ code: ErrorCode.PROTOCOL_ERROR, message });
 
 export class Handshake {
   #phase: HandshakePhase = 'new';
@@ -34,7 +36,6 @@ export class Handshake {
    * The wording is Cassandra 5.0's own (its ServerConnection), so clients see the server's answer.
    */
   refusal(opcode: number): ErrorMessage | undefined {
-    const protocolError = (message: string): ErrorMessage => ({ code: ErrorCode.PROTOCOL_ERROR, message });
     switch (this.#phase) {
       case 'new':
         return opcode === Opcode.OPTIONS || opcode === Opcode.STARTUP

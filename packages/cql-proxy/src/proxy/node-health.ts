@@ -48,6 +48,8 @@ export class NodeHealth {
   readonly #listeners = new Set<(state: NodeState) => void>();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  /** How many probes are sick: while none is, {@link isHealthy} (asked per routed request) looks nothing up. */
+  #sick = 0;
 
   constructor(options: NodeHealthOptions) {
     this.#options = options;
@@ -59,6 +61,7 @@ export class NodeHealth {
     const keys = new Set(nodes.map(nodeKey));
     for (const [key, probe] of this.#probes) {
       if (keys.has(key)) continue;
+      if (!probe.healthy) this.#sick--;
       probe.connection?.close();
       this.#probes.delete(key);
     }
@@ -84,6 +87,7 @@ export class NodeHealth {
   }
 
   isHealthy(node: BackendAddress): boolean {
+    if (this.#sick === 0) return true;
     return this.#probes.get(nodeKey(node))?.healthy ?? true;
   }
 
@@ -167,6 +171,7 @@ export class NodeHealth {
       return;
     }
     probe.healthy = healthy;
+    this.#sick += healthy ? -1 : 1;
     probe.reason = healthy ? undefined : reason;
     probe.since = Date.now();
     const state: NodeState = { node: nodeKey(probe.address), healthy, reason: probe.reason, since: probe.since };
@@ -178,5 +183,6 @@ export class NodeHealth {
     clearInterval(this.#timer);
     for (const probe of this.#probes.values()) probe.connection?.close();
     this.#probes.clear();
+    this.#sick = 0;
   }
 }

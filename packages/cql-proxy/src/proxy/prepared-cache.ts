@@ -8,6 +8,40 @@ export interface PreparedStatement {
   readonly partitionKey?: PartitionKeyMarkers;
 }
 
+interface Entry {
+  readonly id: Buffer;
+  readonly key: number;
+  statement: PreparedStatement;
+  /** Next entry whose key is the same (ids that agree in their first six bytes). */
+  sameKey: Entry | undefined;
+  /** Neighbours in recency order: `newer` towards the most recently used. */
+  newer: Entry | undefined;
+  older: Entry | undefined;
+}
+
+/** 2^48: the key's length part sits above the 48 bits of id prefix, below 2^53. */
+const PREFIX_SPAN = 2 ** 48;
+
+/**
+ * The number an id is filed under: its first six bytes and its length (capped at 31). An EXECUTE
+ * looks its id up on every request, so the key is read from the request's bytes in place: no hex
+ * string and no Buffer per lookup. Ids are MD5s, so 48 bits spread them; ids that share a key
+ * are chained and told apart by their bytes, and a client would need about 2^48 MD5s to add one
+ * more to a chain on purpose.
+ */
+function keyOf(bytes: Buffer, start: number, end: number): number {
+  const length = end - start;
+  let prefix = 0;
+  for (let i = start; i < Math.min(end, start + 6); i++) prefix = prefix * 256 + bytes[i]!;
+  return Math.min(length, 31) * PREFIX_SPAN + prefix;
+}
+
+function sameBytes(id: Buffer, bytes: Buffer, start: number, end: number): boolean {
+  if (id.length !== end - start) return false;
+  for (let i = 0; i < id.length; i++) if (id[i] !== bytes[start + i]) return false;
+  return true;
+}
+
 /**
  * What the statements' text may take at most, all together. A statement may be as long as a frame
  * (16 MiB), so the count alone bounds nothing: 10,000 distinct 1 MiB PREPAREs, each answered by
@@ -19,13 +53,17 @@ export const PREPARED_CACHE_BYTES = 64 * 1024 * 1024;
 /**
  * Prepared statements by id, bounded in count and in bytes, least recently used first out. Shared
  * by every client of the proxy: ids are the backend's (an MD5 of query and keyspace), equal on
- * every node.
+ * every node. Recency is a linked list through the entries, so a lookup moves pointers instead of
+ * re-inserting a key.
  */
 export class PreparedCache {
-  readonly #entries = new Map<string, PreparedStatement>();
+  readonly #entries = new Map<number, Entry>();
   readonly #capacity: number;
   readonly #maxBytes: number;
+  #size = 0;
   #bytes = 0;
+  #newest: Entry | undefined;
+  #oldest: Entry | undefined;
 
   constructor(capacity: number, maxBytes = PREPARED_CACHE_BYTES) {
     this.#capacity = capacity;
@@ -33,7 +71,7 @@ export class PreparedCache {
   }
 
   get size(): number {
-    return this.#entries.size;
+    return this.#size;
   }
 
   /** The statements' text kept, in UTF-16 code units (about bytes for the ASCII of CQL). */
@@ -42,31 +80,79 @@ export class PreparedCache {
   }
 
   get(id: Buffer): PreparedStatement | undefined {
-    const key = id.toString('hex');
-    const entry = this.#entries.get(key);
-    if (entry) {
-      this.#entries.delete(key);
-      this.#entries.set(key, entry);
-    }
-    return entry;
+    return this.find(id, 0, id.length);
+  }
+
+  /** The statement whose id is `bytes[start, end)`, read in place (an EXECUTE's own body). */
+  find(bytes: Buffer, start: number, end: number): PreparedStatement | undefined {
+    const entry = this.#entry(bytes, start, end, keyOf(bytes, start, end));
+    if (!entry) return undefined;
+    this.#touch(entry);
+    return entry.statement;
   }
 
   set(id: Buffer, statement: PreparedStatement): void {
-    const key = id.toString('hex');
-    this.#remove(key);
-    this.#entries.set(key, statement);
-    this.#bytes += weight(statement);
-    // The newest entry stays even when it alone is over the bytes bound: its EXECUTEs follow at once.
-    while (this.#entries.size > 1 && (this.#entries.size > this.#capacity || this.#bytes > this.#maxBytes)) {
-      this.#remove(this.#entries.keys().next().value!);
+    const key = keyOf(id, 0, id.length);
+    const known = this.#entry(id, 0, id.length, key);
+    if (known) {
+      this.#bytes += weight(statement) - weight(known.statement);
+      known.statement = statement;
+      this.#touch(known);
+    } else {
+      const entry: Entry = { id, key, statement, sameKey: this.#entries.get(key), newer: undefined, older: undefined };
+      this.#entries.set(key, entry);
+      this.#size++;
+      this.#bytes += weight(statement);
+      this.#link(entry);
     }
+    // The newest entry stays even when it alone is over the bytes bound: its EXECUTEs follow at once.
+    while (this.#size > 1 && (this.#size > this.#capacity || this.#bytes > this.#maxBytes)) this.#evict(this.#oldest!);
   }
 
-  #remove(key: string): void {
-    const entry = this.#entries.get(key);
-    if (!entry) return;
-    this.#entries.delete(key);
-    this.#bytes -= weight(entry);
+  #entry(bytes: Buffer, start: number, end: number, key: number): Entry | undefined {
+    for (let entry = this.#entries.get(key); entry; entry = entry.sameKey) if (sameBytes(entry.id, bytes, start, end)) return entry;
+    return undefined;
+  }
+
+  #touch(entry: Entry): void {
+    if (this.#newest === entry) return;
+    this.#unlink(entry);
+    this.#link(entry);
+  }
+
+  /** Makes `entry` the newest. */
+  #link(entry: Entry): void {
+    entry.older = this.#newest;
+    entry.newer = undefined;
+    if (this.#newest) this.#newest.newer = entry;
+    this.#newest = entry;
+    this.#oldest ??= entry;
+  }
+
+  #unlink(entry: Entry): void {
+    if (entry.newer) entry.newer.older = entry.older;
+    else this.#newest = entry.older;
+    if (entry.older) entry.older.newer = entry.newer;
+    else this.#oldest = entry.newer;
+    entry.newer = entry.older = undefined;
+  }
+
+  #evict(entry: Entry): void {
+    this.#unlink(entry);
+    this.#size--;
+    this.#bytes -= weight(entry.statement);
+    const first = this.#entries.get(entry.key);
+    if (first === entry) {
+      if (entry.sameKey) this.#entries.set(entry.key, entry.sameKey);
+      else this.#entries.delete(entry.key);
+      return;
+    }
+    for (let at = first; at; at = at.sameKey) {
+      if (at.sameKey === entry) {
+        at.sameKey = entry.sameKey;
+        return;
+      }
+    }
   }
 }
 

@@ -16,6 +16,8 @@ interface Placement {
   readonly ring: TokenRing;
   /** Per keyspace, per ring position: the local-DC replicas in ring order (computed on first use). */
   readonly replicas: Map<string, Map<number, readonly RingNode[]>>;
+  /** Per keyspace: the local-DC nodes that are replicas at every ring position (computed on first use). */
+  readonly everywhere: Map<string, readonly RingNode[]>;
 }
 
 /**
@@ -43,6 +45,33 @@ export class ReplicaRouter {
     if (!local) return undefined;
     for (const node of local) if (this.#isHealthy(node)) return node;
     return undefined;
+  }
+
+  /**
+   * Whether `node` is healthy and a local-DC replica of every partition of `keyspace`: the one node
+   * of a one-node data center, or any node when the replication factor covers them all. A request
+   * for such a keyspace may then go to that node without its key being hashed at all.
+   */
+  holdsEveryPartition(keyspace: string, node: { readonly host: string; readonly port: number }): boolean {
+    const placement = this.#current();
+    if (!placement || placement.ring.size === 0) return false;
+    let nodes = placement.everywhere.get(keyspace);
+    if (!nodes) placement.everywhere.set(keyspace, (nodes = this.#everywhere(placement, keyspace)));
+    for (const n of nodes) if (n.host === node.host && n.port === node.port) return this.#isHealthy(n);
+    return false;
+  }
+
+  #everywhere(placement: Placement, keyspace: string): readonly RingNode[] {
+    const replication = this.#source!.replication.get(keyspace);
+    if (!replication) return [];
+    const dc = this.#source!.localDataCenter;
+    const { ring } = placement;
+    let common = ring.nodes.map((_, i) => i).filter((i) => ring.nodes[i]!.dataCenter === dc);
+    for (let position = 0; position < ring.size && common.length > 0; position++) {
+      const replicas = placeReplicas(ring, replication, position);
+      common = common.filter((i) => replicas.includes(i));
+    }
+    return common.map((i) => ring.nodes[i]!);
   }
 
   #localReplicas(placement: Placement, keyspace: string, components: readonly Buffer[]): readonly RingNode[] | undefined {
@@ -73,7 +102,7 @@ export class ReplicaRouter {
     const source = this.#topology();
     if (source !== this.#source) {
       this.#source = source;
-      this.#placement = source ? { ring: new TokenRing(source.ring), replicas: new Map() } : undefined;
+      this.#placement = source ? { ring: new TokenRing(source.ring), replicas: new Map(), everywhere: new Map() } : undefined;
     }
     return this.#placement;
   }

@@ -1,7 +1,7 @@
-// The writer's batching: frames written in one turn leave in one corked burst, segments pack together.
+// The writer's batching: frames written in one turn leave in one write (large bodies by reference), segments pack together.
 import { describe, expect, it } from '@jest/globals';
 import type { Socket } from 'node:net';
-import { encodeFrameHeader, Opcode } from '../../src/protocol/frame.js';
+import { encodeFrameHeader, FrameDecoder, Opcode } from '../../src/protocol/frame.js';
 import { SegmentedFrameDecoder } from '../../src/protocol/segment.js';
 import { FrameWriter } from '../../src/proxy/frame-writer.js';
 
@@ -38,22 +38,61 @@ const frame = (stream: number, body: string) => ({
 const nextTurn = () => new Promise((r) => setImmediate(r));
 
 describe('FrameWriter', () => {
-  it('sends every frame written in one turn in a single corked burst, and nothing before the turn ends', async () => {
+  it('sends every frame written in one turn as one buffer in one write, and nothing before the turn ends', async () => {
     const { socket, calls, bursts } = recordingSocket();
     const writer = new FrameWriter(socket);
-    for (let i = 0; i < 5; i++) {
-      const f = frame(i, `row ${i}`);
-      writer.write(f.header, f.body);
-    }
+    for (let i = 0; i < 5; i++) writer.frame(4, true, 0, i, Opcode.RESULT, Buffer.from(`row ${i}`));
     expect(bursts).toHaveLength(0);
     await nextTurn();
-    expect(calls.filter((c) => c === 'cork')).toHaveLength(1);
+    expect(calls).toEqual(['write']);
     expect(bursts).toHaveLength(1);
-    expect(Buffer.concat(bursts[0]!).length).toBe(5 * (9 + 'row 0'.length));
-    const g = frame(9, 'later');
-    writer.write(g.header, g.body);
+    expect(bursts[0]).toHaveLength(1);
+    const decoded = new FrameDecoder().push(bursts[0]![0]!);
+    expect(decoded.map((d) => [d.version, d.response, d.stream, d.opcode, d.body.toString()])).toEqual(
+      [0, 1, 2, 3, 4].map((i) => [4, true, i, Opcode.RESULT, `row ${i}`]),
+    );
+    writer.frame(4, true, 0, 9, Opcode.RESULT, Buffer.from('later'));
     await nextTurn();
     expect(bursts).toHaveLength(2);
+  });
+
+  it('writes a header the same as encodeFrameHeader, negative streams and flags included', async () => {
+    const { socket, bursts } = recordingSocket();
+    const writer = new FrameWriter(socket);
+    const body = Buffer.from('event');
+    writer.frame(5, true, 0x0a, -1, Opcode.EVENT, body);
+    writer.frame(3, false, 0x01, 32767, Opcode.EXECUTE, Buffer.alloc(0));
+    await nextTurn();
+    const expected = Buffer.concat([
+      encodeFrameHeader({ version: 5, response: true, flags: 0x0a, stream: -1, opcode: Opcode.EVENT }, body.length),
+      body,
+      encodeFrameHeader({ version: 3, response: false, flags: 0x01, stream: 32767, opcode: Opcode.EXECUTE }, 0),
+    ]);
+    expect(Buffer.concat(bursts.flat())).toEqual(expected);
+  });
+
+  it('sends a large body as it is, not copied, between the small frames around it, in one corked burst', async () => {
+    const { socket, calls, bursts } = recordingSocket();
+    const writer = new FrameWriter(socket);
+    const large = Buffer.alloc(100_000, 7);
+    writer.frame(4, true, 0, 1, Opcode.RESULT, Buffer.from('before'));
+    writer.frame(4, true, 0, 2, Opcode.RESULT, large);
+    writer.frame(4, true, 0, 3, Opcode.RESULT, Buffer.from('after'));
+    const raw = frame(4, 'raw');
+    writer.write(raw.header, raw.body);
+    await nextTurn();
+    expect(calls[0]).toBe('cork');
+    expect(calls.at(-1)).toBe('uncork');
+    expect(bursts).toHaveLength(1);
+    expect(bursts[0]!.some((piece) => piece === large)).toBe(true);
+    const decoded = new FrameDecoder({ maxBodyLength: 200_000 }).push(Buffer.concat(bursts[0]!));
+    expect(decoded.map((d) => [d.stream, d.body.length])).toEqual([
+      [1, 6],
+      [2, 100_000],
+      [3, 5],
+      [4, 3],
+    ]);
+    expect(decoded[1]!.body.equals(large)).toBe(true);
   });
 
   it('flush() sends at once (before end()), and the scheduled flush then does nothing', async () => {

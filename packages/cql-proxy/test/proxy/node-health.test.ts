@@ -100,6 +100,29 @@ describe('NodeHealth', () => {
     h.connectFailed(node, 'ECONNREFUSED');
     expect(h.isHealthy(node)).toBe(false);
   });
+
+  it('keeps telling sick from healthy while nodes leave and rejoin the tracked set (the sick count behind isHealthy)', () => {
+    const a = { host: '127.0.0.1', port: 1 };
+    const b = { host: '127.0.0.2', port: 1 };
+    const { health: h } = health({ interval: 60_000 });
+    h.track([a, b]);
+    h.connectFailed(a, 'ECONNREFUSED');
+    expect([h.isHealthy(a), h.isHealthy(b)]).toEqual([false, true]);
+    h.track([b]); // a leaves while sick
+    expect(h.isHealthy(a)).toBe(true);
+    h.connectFailed(b, 'ECONNREFUSED');
+    expect(h.isHealthy(b)).toBe(false);
+    h.track([a, b]); // a rejoins, not probed yet: healthy; b stays sick
+    expect([h.isHealthy(a), h.isHealthy(b)]).toEqual([true, false]);
+    h.connectFailed(a, 'ECONNREFUSED');
+    h.connectFailed(a, 'ECONNREFUSED again');
+    h.track([b]);
+    expect([h.isHealthy(a), h.isHealthy(b)]).toEqual([true, false]);
+    const c = { host: '127.0.0.3', port: 1 };
+    h.track([b, c]);
+    h.track([b]); // a healthy node leaves: b is still the one sick node
+    expect([h.isHealthy(b), h.isHealthy(c)]).toEqual([false, true]);
+  });
 });
 
 describe('BackendPool with node health', () => {

@@ -66,4 +66,39 @@ describe('ReplicaRouter', () => {
     current = { ...current, ring: ring.filter((n) => n.host !== 'a' && n.host !== 'remote') };
     expect(r.replicaFor('ks', [key])?.host).toBe('b');
   });
+
+  describe('holdsEveryPartition (routing without hashing the key)', () => {
+    const at = (host: string) => ({ host, port: 9042 });
+
+    it('is the one node of a one-node data center, for any keyspace whose strategy is known', () => {
+      sick.clear();
+      const single = new ReplicaRouter(
+        () => ({
+          ring: [node('a', 'dc1', 0n)],
+          replication: new Map([['ks', { kind: 'simple', factor: 1 } as Replication]]),
+          localDataCenter: 'dc1',
+        }),
+        (n) => !sick.has(n.host),
+      );
+      expect(single.holdsEveryPartition('ks', at('a'))).toBe(true);
+      expect(single.holdsEveryPartition('ks', { host: 'a', port: 9043 })).toBe(false);
+      expect(single.holdsEveryPartition('other', at('a'))).toBe(false);
+    });
+
+    it('is every local node when the replication factor covers them all, and none when it does not', () => {
+      sick.clear();
+      const all = router({ ks: { kind: 'network', factors: new Map([['dc1', 3]]) } });
+      expect(['a', 'b', 'c', 'remote'].map((h) => all.holdsEveryPartition('ks', at(h)))).toEqual([true, true, true, false]);
+      const some = router({ ks: { kind: 'simple', factor: 2 } });
+      expect(['a', 'b', 'c'].map((h) => some.holdsEveryPartition('ks', at(h)))).toEqual([false, false, false]);
+    });
+
+    it('is never a sick node', () => {
+      sick.clear();
+      sick.add('b');
+      const all = router({ ks: { kind: 'network', factors: new Map([['dc1', 3]]) } });
+      expect(['a', 'b', 'c'].map((h) => all.holdsEveryPartition('ks', at(h)))).toEqual([true, false, true]);
+      sick.clear();
+    });
+  });
 });
