@@ -209,6 +209,18 @@ describe('acquire', () => {
     await release(lease);
   });
 
+  it('a grant that comes back with less than a retry period left is not handed out: it would be lost before its first renewal', async () => {
+    const { backend, lock } = setup();
+    backend.acquire = (call) => after(call === 1 ? ttl - retryPeriod / 2 : 10, { token: ++backend.token });
+    const pending = lock.acquire('nearly-expired', { ttl, wait: ttl * 10 });
+    await advance(ttl * 2);
+    const lease = await pending;
+    expect(lease.token).toBe(2n);
+    expect(lease.expiresAt - clock.now()).toBeGreaterThanOrEqual(retryPeriod);
+    expect(backend.released.map((g) => g.token)).toEqual([1n]);
+    await release(lease);
+  });
+
   it('tryAcquire returns undefined rather than an expired lease', async () => {
     const { backend, lock } = setup();
     backend.acquire = () => after(ttl + 1, { token: ++backend.token });

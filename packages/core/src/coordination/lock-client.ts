@@ -201,8 +201,11 @@ class LockClient implements Lock {
   }
 
   /**
-   * A lease for a grant, or undefined when the attempt took so long that the lease expired on the
-   * way back: that grant is released (best effort, bounded) rather than handed out expired. A grant
+   * A lease for a grant, or undefined when the attempt took so long that less than a retry period of
+   * the lease is left: that grant is released (best effort, bounded) rather than handed out. Such a
+   * lease would lapse before its first renewal could land, and one paused thread (a descheduled
+   * process on a loaded machine) between this check and the caller would hand out one already
+   * expired; with the margin, that takes a pause longer than a retry period (ttl × 2/15). A grant
    * that lands after the caller aborted or the client closed (the backend took the lock before the
    * abort reached it) is released too: nobody would hold that lease, yet it would renew itself and
    * keep every other contender out.
@@ -211,7 +214,7 @@ class LockClient implements Lock {
     const unwanted = signal.aborted;
     // A crashed process gives nothing back: its grant lapses after the ttl, as the test hook promises.
     if (unwanted && this.#crashed) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
-    if (unwanted || this.#clock.now() >= sentAt + schedule.ttl) {
+    if (unwanted || this.#clock.now() > sentAt + schedule.ttl - schedule.retryPeriod) {
       const controller = new AbortController();
       await settleWithin(
         this.#backend.release(name, grant, { signal: controller.signal }),

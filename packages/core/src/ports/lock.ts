@@ -34,7 +34,8 @@ export interface Lease extends AsyncDisposable {
    * (monotonic, ms; near `Date.now()` but immune to wall-clock steps), or the Clock passed to
    * `createLock`. Compare it with that clock, never with `Date.now()`. It counts from when the last
    * successful acquire or renewal was *sent* (the backend cannot have started the ttl earlier) and
-   * moves forward with every renewal. Never in the past when acquire/tryAcquire return.
+   * moves forward with every renewal. When acquire/tryAcquire return, at least a retry period (ttl × 2/15
+   * by default) is left: a grant that comes back later than that is released and does not count.
    */
   readonly expiresAt: number;
   /**
