@@ -102,8 +102,9 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
 
   return {
     targets(text, keyspace, namesKeyspace) {
-      // A v5 request may name its keyspace in the parameters: any SELECT is then worth decoding.
-      return mayReadSystem(text, keyspace) || (namesKeyspace && firstWord(text) === 'select');
+      // A v5 request may name its keyspace in the parameters, and then its text need not say
+      // "system" at all (`UPDATE local …` with the keyspace system): decode every such statement.
+      return mayReadSystem(text, keyspace) || namesKeyspace;
     },
 
     owns: (id) => prepared.owns(id),

@@ -469,6 +469,12 @@ class RecordingRelay {
         if (!('id' in prepared)) throw new Error(prepared.message);
         systemIds.add(prepared.id.toString('hex'));
         expect(rows(await cql.execute(prepared, { values: [inet(hostOf('proxy-c'))] }))).toEqual([{ peer: hostOf('proxy-c') }]);
+        // A write that names no keyspace in its text, system by the flag: refused like any system-table
+        // write (before: forwarded, and the conditional answered with the backend's own host_id).
+        const write = await cql.query("UPDATE local SET rack = 'r' WHERE key = 'local' IF host_id = 00000000-0000-0000-0000-000000000000", {
+          keyspace: 'system',
+        });
+        expect(write.kind === 'error' && write.error.message).toMatch(/cannot be written through the proxy/);
         // Without the flag (and no USE), "local" is no system table: the backend refuses it.
         const bare = await cql.query(BARE_LOCAL);
         expect(bare.kind === 'error' && bare.error.code).toBe(ErrorCode.INVALID);
