@@ -10,7 +10,6 @@ import type { VirtualView } from '../virtual/view.js';
 import type { BackendView } from './backend-cluster.js';
 import type { ClientConnection, LocalAnswer } from './client-connection.js';
 import type { SystemTableIntercept } from './context.js';
-import { firstWord } from '../virtual/cql-lexer.js';
 import { rewriteDescribeCluster } from '../virtual/describe-cluster.js';
 import { refusalMessage, tablePolicy, writeRefusalMessage } from '../virtual/system-keyspaces.js';
 import { mayReadSystem, statementTarget, type StatementTarget } from '../virtual/statement-target.js';
