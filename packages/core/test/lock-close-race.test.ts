@@ -25,7 +25,12 @@ class LateGrantBackend implements LockBackend {
     return grant;
   }
   async release(_name: string, grant: LeaseGrant): Promise<void> {
+    if (this.closed) throw new Error('release after the backend was closed');
     this.released.push(grant);
+  }
+  closed = false;
+  async close(): Promise<void> {
+    this.closed = true;
   }
 }
 
@@ -36,8 +41,12 @@ describe('a grant that lands after its caller gave up', () => {
     const pending = lock[method]('job', { ttl: 60_000 });
     await backend.called;
     const closed = lock.close();
+    // The grant lands a little later, as a request under way would: close() must keep the backend
+    // open until it is given back (before: closed at once, so the release failed unseen).
+    await new Promise((resolve) => setImmediate(resolve));
     backend.grant(7n);
     await closed;
+    expect(backend.closed).toBe(true);
     await expect(pending).rejects.toMatchObject({ code: expect.stringMatching(/^MUSTER_(CLOSED|ABORTED)$/) });
     expect(backend.released.map((g) => g.token)).toEqual([7n]);
   });

@@ -82,6 +82,8 @@ class LockClient implements Lock {
   readonly #timing: LockTiming;
   readonly #clock: Clock;
   readonly #held = new Set<HeldLease>();
+  /** Backend attempts in flight, with when a grant they bring would lapse anyway (see close()). */
+  readonly #attempts = new Set<{ readonly settled: Promise<unknown>; readonly lapsesAt: number }>();
   readonly #closing = new AbortController();
   #crashed = false;
 
@@ -104,26 +106,22 @@ class LockClient implements Lock {
     const schedule = this.#schedule(options);
     const signal = this.#callSignal(options?.signal);
     if (signal.aborted) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
-    const sentAt = this.#clock.now();
-    const grant = await this.#backend.tryAcquire(name, { ttl: schedule.ttl, signal });
-    return grant && this.#keep(name, grant, sentAt, schedule, signal);
+    return this.#attempt(name, schedule, signal);
   }
 
   async acquire(name: string, options?: AcquireOptions): Promise<Lease> {
     this.#checkOpen();
     const schedule = this.#schedule(options);
-    const { ttl, retryPeriod: retry } = schedule;
+    const { retryPeriod: retry } = schedule;
     const wait = options?.wait;
     const deadline = wait === undefined ? Infinity : this.#clock.now() + wait;
     const signal = this.#callSignal(options?.signal);
     let lastError: unknown;
     for (let attempt = 0; ;) {
       if (signal.aborted) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
-      const sentAt = this.#clock.now();
       let pause = retry;
       try {
-        const grant = await this.#backend.tryAcquire(name, { ttl, signal });
-        const lease = grant && (await this.#keep(name, grant, sentAt, schedule, signal));
+        const lease = await this.#attempt(name, schedule, signal);
         if (lease) return lease;
         attempt = 0;
         lastError = undefined;
@@ -178,6 +176,13 @@ class LockClient implements Lock {
     if (this.#closing.signal.aborted) return;
     this.#closing.abort(new ClosedError('the lock client'));
     await Promise.allSettled([...this.#held].map((lease) => lease.release()));
+    // An attempt in flight may still bring a grant, which #keep gives back: the backend must stay
+    // open for that release. Waiting past when such a grant would lapse by itself gains nothing.
+    await Promise.allSettled(
+      [...this.#attempts].map(({ settled, lapsesAt }) =>
+        settleWithin(settled, Math.max(0, lapsesAt - this.#clock.now()), 'acquire in flight'),
+      ),
+    );
     await this.#backend.close?.();
   }
 
@@ -198,6 +203,21 @@ class LockClient implements Lock {
 
   #checkOpen(): void {
     if (this.#closing.signal.aborted) throw new ClosedError('the lock client');
+  }
+
+  /** One backend attempt and what becomes of its grant, tracked until both settle (close() waits for them). */
+  async #attempt(name: string, schedule: RenewalSchedule, signal: AbortSignal): Promise<Lease | undefined> {
+    const sentAt = this.#clock.now();
+    const run = this.#backend
+      .tryAcquire(name, { ttl: schedule.ttl, signal })
+      .then((grant) => grant && this.#keep(name, grant, sentAt, schedule, signal));
+    const attempt = { settled: run.catch(() => undefined), lapsesAt: sentAt + schedule.ttl };
+    this.#attempts.add(attempt);
+    try {
+      return await run;
+    } finally {
+      this.#attempts.delete(attempt);
+    }
   }
 
   /**
@@ -221,7 +241,12 @@ class LockClient implements Lock {
         Math.max(1000, schedule.renewDeadline),
         'release',
       )
-        .catch(() => undefined)
+        .catch((error: unknown) => {
+          process.emitWarning(
+            `lock '${name}': a grant that came too late could not be given back; it lapses after its ttl: ${(error as Error)?.message ?? String(error)}`,
+            { type: 'MusterWarning', code: 'MUSTER_RELEASE_FAILED' },
+          );
+        })
         .finally(() => controller.abort());
       if (unwanted) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
       return undefined;

@@ -80,7 +80,7 @@ export interface Lock {
    * be transient are retried with backoff; any other error rejects at once, as itself.
    */
   acquire(name: string, options?: AcquireOptions): Promise<Lease>;
-  /** One attempt; undefined when another holder has it. */
+  /** One attempt; undefined when another holder has it (or our grant came back too late to hand out, see `expiresAt`). */
   tryAcquire(name: string, options?: Omit<AcquireOptions, 'wait'>): Promise<Lease | undefined>;
   /**
    * Acquires, runs `fn` with the lease, and always releases. Returns `fn`'s value or throws its
