@@ -92,9 +92,17 @@ export class LeaseLockBackend implements LockBackend {
     return { token, state: held };
   }
 
-  /** The token of an acquisition of `name` that replaces `current` (undefined: a Lease to create). */
+  /**
+   * The token of an acquisition of `name` that replaces `current` (undefined: a Lease to create):
+   * above what the Lease carries and this process saw, at least this host's wall clock and, when
+   * taking over a Lease someone else created (client-go, or anyone after a deletion, with no token
+   * annotation), at least the API server's creationTimestamp of it (see #atLeastServerTime).
+   */
   #nextToken(name: string, current: LeaseObject | undefined): bigint {
-    const token = nextFencingToken(this.#see(name, current), this.#seen.get(name), fencingTokenFloor(this.#wallClock()));
+    const created = Date.parse(current?.metadata?.creationTimestamp ?? '');
+    const own = fencingTokenFloor(this.#wallClock());
+    const floor = Number.isFinite(created) && fencingTokenFloor(created) > own ? fencingTokenFloor(created) : own;
+    const token = nextFencingToken(this.#see(name, current), this.#seen.get(name), floor);
     this.#seen.set(name, token);
     return token;
   }

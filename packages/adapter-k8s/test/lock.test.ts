@@ -3,7 +3,7 @@
 // renew, a deleted or recreated Lease, release after someone else took over, foreign spec fields),
 // and the fencing token across deletion and client-go holders, on injected wall clocks.
 import { describe, expect, test } from '@jest/globals';
-import { KubernetesError, type KubeClient } from '../src/client.js';
+import { KubernetesError, leases, type KubeClient } from '../src/client.js';
 import type { LeaseObject } from '../src/lease-record.js';
 import { fencingTokenAnnotation } from '../src/lease-record.js';
 import { LeaseLockBackend } from '../src/lock.js';
@@ -199,6 +199,24 @@ describe('LeaseLockBackend', () => {
     await behind.release('job', second, { signal: signal() });
     const third = (await a.tryAcquire('job', call()))!;
     expect(third.token).toBe(second.token + 1n);
+  });
+
+  test('a Lease recreated by a foreign holder (no token annotation) and taken over by a host whose clock is 60 s behind: its creationTimestamp keeps the token above the old ones', async () => {
+    const api = new FakeLeases();
+    const t = 1_800_000_000_250;
+    api.serverMs = t;
+    const a = new LeaseLockBackend({ client: api.client, holder: 'a', wallClock: () => t });
+    const first = (await a.tryAcquire('job', call()))!;
+    await a.release('job', first, { signal: signal() });
+    api.objects.delete('job');
+
+    // Someone else (client-go, no annotation) creates it two seconds later and releases it.
+    api.serverMs = t + 2000;
+    await api.client.create(leases, { metadata: { name: 'job' }, spec: { holderIdentity: '', leaseDurationSeconds: 1 } });
+    // A fresh process on a clock 60 s behind takes the free Lease over: the replace path.
+    const behind = new LeaseLockBackend({ client: api.client, holder: 'behind', wallClock: () => t + 2000 - 60_000 });
+    const taken = (await behind.tryAcquire('job', call()))!;
+    expect(taken.token).toBeGreaterThan(first.token);
   });
 
   test('a client-go holder between two Muster holders keeps the annotation: the token counts on across it', async () => {
