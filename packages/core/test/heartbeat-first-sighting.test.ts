@@ -1,7 +1,7 @@
 // When a watcher first sees a member: a record in the first view of a watch (a catch-up of unknown
 // age) counts from the writer's timestamp, so a long-dead member is not shown alive for one more
 // ttl; a record that appears in a running watch was written just now and counts from when it was
-// observed. The k8s chaos run (seed 20261205, load ~16 on 2 cores) showed a fresh member whose
+// observed, unless its writer's side already says it is stale (a re-list inside the stream). The k8s chaos run (seed 20261205, load ~16 on 2 cores) showed a fresh member whose
 // first beat took most of its ttl arrive already stale: its renewTime is taken when the write starts.
 import { describe, expect, it } from '@jest/globals';
 import type { HeartbeatEvent, MemberHeartbeat } from '../src/index.js';
@@ -76,6 +76,24 @@ describe('heartbeat watch: first sighting of a member', () => {
     const snapshot = await nextWithin(watch, 5000, 'snapshot');
     expect(member(snapshot, 'old')).toMatchObject({ alive: false, lastSeen: now - 2 * ttl });
     expect(member(snapshot, 'recent')).toMatchObject({ alive: true, lastSeen: now - 1000 });
+    await watch.return?.();
+    await store.close();
+  });
+
+  it('a record that first appears in a running watch but whose writer last beat over a ttl ago stays stale (a re-list after a gap, a restored snapshot)', async () => {
+    const ttl = 60_000;
+    let now = 1_000_000;
+    const { backend, push } = scriptedBackend();
+    const store = createHeartbeatStore(backend, { clock: { now: () => now } });
+    const watch = store.watch('g')[Symbol.asyncIterator]();
+    push([]);
+    await nextWithin(watch, 5000, 'snapshot');
+    // The Kubernetes store re-lists after 410 Gone inside the same stream: a member created during
+    // the gap that then died shows up with its last beat two ttls old.
+    now += 3 * ttl;
+    push([record('gone', now - 2 * ttl, ttl)]);
+    const joined = await nextMatching(watch, (e) => e.type === 'joined', 5000, 'joined');
+    expect(member(joined, 'gone')).toMatchObject({ alive: false, lastSeen: now - 2 * ttl });
     await watch.return?.();
     await store.close();
   });

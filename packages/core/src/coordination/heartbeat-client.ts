@@ -125,12 +125,25 @@ class HeartbeatClient implements HeartbeatStore {
     const seen = this.#observed.get(record.memberId);
     let seenAt: number;
     if (seen && seen.version === record.version) seenAt = seen.seenAt;
-    // A change seen as it happens counts from now. The writer's timestamp is taken when its write
-    // starts, so a first beat that took long (a new process under load) would arrive already stale.
-    else if (seen || live) seenAt = now;
-    else if (record.remoteAlive !== undefined) seenAt = record.remoteAlive ? now : now - record.ttl;
-    else if (record.renewedAt !== undefined) seenAt = Math.min(now, record.renewedAt);
-    else seenAt = now;
+    // A change seen as it happens counts from now.
+    else if (seen) seenAt = now;
+    else {
+      // A first sighting: what the writer's side says (Consul's check status, or the writer's
+      // timestamp, taken when its write starts).
+      const written =
+        record.remoteAlive !== undefined
+          ? record.remoteAlive
+            ? now
+            : now - record.ttl
+          : record.renewedAt !== undefined
+            ? Math.min(now, record.renewedAt)
+            : now;
+      // In a running watch it counts from now while that still says alive: a first beat that took
+      // most of its ttl (a new process under load) arrives alive. A record already stale by its
+      // writer's side stays so: a re-list after 410 Gone or a restored snapshot inside the same
+      // stream can bring one long dead. In a first view (a catch-up of unknown age) the writer's side holds.
+      seenAt = live && now < written + record.ttl ? now : written;
+    }
     if (!seen || seen.version !== record.version) this.#observed.set(record.memberId, { version: record.version, seenAt });
     return {
       memberId: record.memberId,
