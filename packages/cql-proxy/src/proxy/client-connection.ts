@@ -248,7 +248,9 @@ export class ClientConnection {
         const body = this.#checkedBody(frame);
         const reader = new Reader(body);
         const statement = readStatement(reader);
-        if (!this.#context.intercept.targets(statement.text, this.#keyspace, namesKeyspace(reader, frame.version)))
+        // Past the classified prefix a statement is searched whole: "system" may come after it.
+        const text = statement.complete ? statement.text : readStatement(new Reader(body), Infinity).text;
+        if (!this.#context.intercept.targets(text, this.#keyspace, namesKeyspace(reader, frame.version)))
           return this.#forward(frame, started);
         // A long write is read whole: its text says which table it writes (a SELECT that long is no system-table read).
         if (!statement.complete && !isWriteStatement(statement.text)) {
