@@ -73,7 +73,9 @@ export async function runPhase({ bin, target, cassandra, mode, op, options, cpus
     return target.probe?.report();
   };
   const args = ['-hosts', target.hosts.join(','), '-op', op, '-mode', mode, '-keys', String(options.keys)];
-  args.push('-concurrency', String(options.concurrency), '-rate', String(options.rate));
+  args.push('-concurrency', String(options.concurrency));
+  // A saturation-only run never resolves --rate auto: the generator takes a number, and needs none then.
+  if (mode !== 'saturation') args.push('-rate', String(options.rate));
   args.push('-duration', `${windowSeconds(options, mode).toFixed(1)}s`, '-warmup', `${options.warmup}s`);
   // Go's bool flags take their value only as -flag=value.
   args.push(`-token-aware=${target.tokenAware ?? options.tokenAware}`, '-seed', String(options.seed + round * 1009));
