@@ -99,10 +99,9 @@ export class LeaseLockBackend implements LockBackend {
    * annotation), at least the API server's creationTimestamp of it (see #atLeastServerTime).
    */
   #nextToken(name: string, current: LeaseObject | undefined): bigint {
-    const created = Date.parse(current?.metadata?.creationTimestamp ?? '');
     const own = fencingTokenFloor(this.#wallClock());
-    const floor = Number.isFinite(created) && fencingTokenFloor(created) > own ? fencingTokenFloor(created) : own;
-    const token = nextFencingToken(this.#see(name, current), this.#seen.get(name), floor);
+    const stamp = serverStampFloor(current);
+    const token = nextFencingToken(this.#see(name, current), this.#seen.get(name), stamp !== undefined && stamp > own ? stamp : own);
     this.#seen.set(name, token);
     return token;
   }
@@ -123,8 +122,7 @@ export class LeaseLockBackend implements LockBackend {
     token: bigint,
     signal: AbortSignal,
   ): Promise<{ lease: LeaseObject; token: bigint }> {
-    const stamped = Date.parse(created.metadata?.creationTimestamp ?? '');
-    const floor = Number.isFinite(stamped) ? fencingTokenFloor(stamped) : undefined;
+    const floor = serverStampFloor(created);
     if (floor === undefined || floor <= token) return { lease: created, token };
     this.#seen.set(name, floor);
     const annotations = { ...created.metadata?.annotations, [fencingTokenAnnotation]: floor.toString() };
@@ -269,4 +267,10 @@ export class LeaseLockBackend implements LockBackend {
   async close(): Promise<void> {
     this.#client.close();
   }
+}
+
+/** The token the API server's creationTimestamp of `lease` stands for (its own clock); undefined without one. */
+function serverStampFloor(lease: LeaseObject | undefined): bigint | undefined {
+  const stamped = Date.parse(lease?.metadata?.creationTimestamp ?? '');
+  return Number.isFinite(stamped) ? fencingTokenFloor(stamped) : undefined;
 }
