@@ -86,12 +86,12 @@ export async function drainClients(clients: ReadonlySet<DrainableClient>, option
   await waitUntil(() => clients.size === 0, start + Math.max(options.grace, options.timeout), clock, options.signal);
   const cut = [...clients];
   for (const client of cut) client.close();
-  const endedByUs = [...ended].filter((c) => !cut.includes(c)).length;
-  const closedEarly = early.filter((c) => !ended.has(c) && !cut.includes(c)).length;
+  // Every client is in exactly one of early, ended or left; any of them may have been cut.
+  const notCut = (c: DrainableClient) => !cut.includes(c);
   return {
-    left: [...initial].filter((c) => !ended.has(c) && !cut.includes(c)).length - closedEarly,
-    early: closedEarly,
-    ended: endedByUs,
+    left: [...initial].filter((c) => !early.includes(c) && !ended.has(c) && notCut(c)).length,
+    early: early.filter(notCut).length,
+    ended: [...ended].filter(notCut).length,
     cut: cut.length,
   };
 }
