@@ -1,0 +1,83 @@
+// `npm test`'s jest runs, after the type check. The chaos files spend about six minutes of wall
+// time and half a minute of CPU waiting for leases to lapse and processes to restart, so they run
+// in a second jest process beside the rest instead of after it; the backend-fault file runs last in
+// a process of its own (the drivers it leaves reconnecting must not show up in other files' leak
+// checks, and it starts and stops a private three-node Cassandra, which is no neighbour for timing).
+//
+//   node scripts/test/lanes.mjs              the whole suite, in lanes
+//   node scripts/test/lanes.mjs <jest args>  one jest run with those arguments (a file, -t, ...)
+//   MUSTER_TEST_LANES=serial                 the lanes one after the other (a machine too small for two)
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, openSync, closeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const JEST = ['--experimental-vm-modules', 'node_modules/jest/bin/jest.js'];
+const CHAOS = 'packages/chaos/test';
+const BACKEND_FAULTS = 'packages/cql-proxy/test/proxy/backend-faults';
+
+const children = new Set();
+
+/** One jest process; resolves with its exit code (a signal counts as a failure). */
+function jest(args, output) {
+  return new Promise((resolve) => {
+    const stdio = output === undefined ? 'inherit' : ['ignore', output, output];
+    const child = spawn(process.execPath, [...JEST, ...args], { stdio });
+    children.add(child);
+    child.on('exit', (code, signal) => {
+      children.delete(child);
+      resolve(code ?? (signal ? 1 : 0));
+    });
+  });
+}
+
+/** A lane whose output is kept in a file and printed once the lane beside it has finished. */
+function quietLane(name, args) {
+  const dir = mkdtempSync(join(tmpdir(), `muster-lane-${name}-`));
+  const path = join(dir, 'output.txt');
+  const fd = openSync(path, 'w');
+  const started = Date.now();
+  const done = jest(args, fd).then((code) => {
+    closeSync(fd);
+    const seconds = Math.round((Date.now() - started) / 1000);
+    process.stderr.write(`\n[lanes] ${name} lane finished in ${seconds} s (exit ${code}); its output follows the main lane's\n`);
+    return code;
+  });
+  return {
+    done,
+    print() {
+      process.stderr.write(`\n[lanes] ===== ${name} lane (jest ${args.join(' ')}) =====\n`);
+      process.stderr.write(readFileSync(path));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    for (const child of children) child.kill(signal);
+    process.exitCode = 130;
+  });
+}
+
+async function lanes() {
+  const serial = process.env.MUSTER_TEST_LANES === 'serial';
+  const mainArgs = ['--testPathIgnorePatterns', BACKEND_FAULTS, CHAOS];
+  let codes;
+  if (serial) {
+    codes = [await jest(mainArgs), await jest([CHAOS])];
+  } else {
+    const chaos = quietLane('chaos', [CHAOS]);
+    const main = await jest(mainArgs);
+    const chaosCode = await chaos.done;
+    chaos.print();
+    codes = [main, chaosCode];
+  }
+  codes.push(await jest([BACKEND_FAULTS]));
+  const names = ['main', 'chaos', 'backend-faults'];
+  process.stderr.write(`[lanes] ${codes.map((code, i) => `${names[i]} ${code === 0 ? 'passed' : `FAILED (exit ${code})`}`).join(', ')}\n`);
+  return codes.every((code) => code === 0) ? 0 : 1;
+}
+
+const args = process.argv.slice(2);
+process.exitCode = args.length > 0 ? await jest(args) : await lanes();
