@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { VERSION as CASSANDRA_VERSION } from './cassandra/node.mjs';
+import { VERSION as CASSANDRA_VERSION, javaCommand } from './cassandra/node.mjs';
 import { hasTool as runs } from './drivers.mjs';
 import { rustDriverCheckPath } from './rust-driver.mjs';
 import { ELECTOR_VERSION } from './servers/k8s.mjs';
@@ -17,9 +17,13 @@ const cache = (...parts) => join(process.env.MUSTER_TESTENV_CACHE || join(homedi
 
 const electorBinary = () => cache(`k8s-elector-${ELECTOR_VERSION}`, 'k8s-elector');
 const cassandraJar = () => cache(`cassandra-${CASSANDRA_VERSION}`, 'lib', `cassandra-all-${CASSANDRA_VERSION}.jar`);
-const java17 = () => {
-  const r = spawnSync(process.env.MUSTER_CASSANDRA_JAVA || 'java', ['-version'], { encoding: 'utf8' });
-  return r.error === undefined && /version "(17|11)[."]/.test(`${r.stdout}${r.stderr}`);
+/** Whether the Java that starts Cassandra (the testenv's own choice and check) is there and fits. */
+const cassandraJava = () => {
+  try {
+    return javaCommand() !== undefined;
+  } catch {
+    return false;
+  }
 };
 
 /** name → how to tell it is there, what is missing when it is not, and the command that provides it. */
@@ -38,7 +42,6 @@ export const OPTIONAL_TOOLS = {
     present: () => runs('go', ['version']),
     why: 'go is not installed',
     how: 'install Go (https://go.dev/dl/, the version scripts/testenv/k8s/go.mod names); the gocql program is built on first use',
-    optOut: 'MUSTER_DRAIN_GOCQL',
   },
   openssl: {
     present: () => runs('openssl', ['version']),
@@ -59,22 +62,23 @@ export const OPTIONAL_TOOLS = {
     builtOnRequest: true,
   },
   'cassandra-cache': {
-    present: () => existsSync(cassandraJar()) && java17(),
-    why: `Cassandra ${CASSANDRA_VERSION} is not in the testenv cache (${cassandraJar()}) or Java 17 is missing`,
-    how: 'npm run testenv -- build cassandra (needs Java 17 and Maven)',
+    present: () => existsSync(cassandraJar()) && cassandraJava(),
+    why: `Cassandra ${CASSANDRA_VERSION} is not in the testenv cache (${cassandraJar()}) or no Java 11 or 17 runs it ($MUSTER_CASSANDRA_JAVA, $JAVA_HOME/bin/java or java)`,
+    how: 'npm run testenv -- build cassandra (needs Java 17 or 11, and Maven)',
   },
 };
 
 /**
  * Whether the optional tool `name` is there for this test file. When it is not, the skip is recorded
- * for the summary (locally) or thrown (CI=true). A tool turned off with its opt-out variable set to
- * `off` is a choice, not a gap: it is listed, and does not fail CI; so is a tool built only on request.
+ * for the summary (locally) or thrown (CI=true). A file may name an opt-out variable (`optOut`): set
+ * to `off` it turns the tool off for that file only, a choice rather than a gap, listed and not
+ * failing CI; so is a tool built only on request.
  */
-export function testTool(name) {
+export function testTool(name, { optOut } = {}) {
   const tool = OPTIONAL_TOOLS[name];
   if (!tool) throw new Error(`testTool('${name}'): unknown tool; known: ${Object.keys(OPTIONAL_TOOLS).join(', ')}`);
-  if (tool.optOut && process.env[tool.optOut] === 'off') {
-    skipFor({ kind: 'tool', name, why: `turned off by ${tool.optOut}=off`, how: `unset ${tool.optOut}`, optedOut: true });
+  if (optOut && process.env[optOut] === 'off') {
+    skipFor({ kind: 'tool', name, why: `turned off by ${optOut}=off`, how: `unset ${optOut}`, optedOut: true });
     return false;
   }
   if (tool.present()) return true;

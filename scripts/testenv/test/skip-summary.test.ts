@@ -80,10 +80,20 @@ describe('the skip summary', () => {
     const reporter = new SkipSummaryReporter({ rootDir: repo });
     process.env.CI = 'true';
     process.env.MUSTER_DRAIN_GOCQL = 'off';
-    expect(testTool('gocql')).toBe(false);
+    expect(testTool('gocql', { optOut: 'MUSTER_DRAIN_GOCQL' })).toBe(false);
     expect(reporter.summary()).toContain(
       `  tool gocql: turned off by MUSTER_DRAIN_GOCQL=off; 1 file\n    ${here}\n    provide it: unset MUSTER_DRAIN_GOCQL`,
     );
+  });
+
+  it('an opt-out variable turns the tool off only in a file that names it', () => {
+    const reporter = new SkipSummaryReporter({ rootDir: repo });
+    delete process.env.CI;
+    withoutTools();
+    process.env.MUSTER_DRAIN_GOCQL = 'off';
+    expect(testTool('gocql')).toBe(false);
+    expect(reporter.summary()).toContain('  tool gocql: go is not installed; 1 file');
+    expect(reporter.summary()).not.toContain('turned off');
   });
 
   it('a tool built only on request (the Rust driver check) is listed when not built, and does not fail CI', () => {

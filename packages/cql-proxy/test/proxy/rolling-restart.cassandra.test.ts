@@ -34,7 +34,7 @@ import { RawClient } from './raw-client.js';
 const backend = testServer<CassandraEntry>('cassandra');
 // Without one of these the drain test runs without that driver (listed in the skip summary).
 const python = testTool('python-driver');
-const go = testTool('gocql');
+const go = testTool('gocql', { optOut: 'MUSTER_DRAIN_GOCQL' });
 const TIMEOUT = 300_000;
 const bin = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const loadScript = fileURLToPath(new URL('../drivers/python/steady_load.py', import.meta.url));
