@@ -76,7 +76,10 @@ export function javaCommand() {
   if (checkedJava) return checkedJava;
   const java = process.env.MUSTER_CASSANDRA_JAVA || (process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java');
   const res = spawnSync(java, ['-version'], { encoding: 'utf8' });
-  if (res.error) throw new Error(`cassandra: cannot run ${java} (${res.error.message}); Cassandra ${VERSION} needs Java 17 (or 11); set JAVA_HOME or MUSTER_CASSANDRA_JAVA`);
+  if (res.error)
+    throw new Error(
+      `cassandra: cannot run ${java} (${res.error.message}); Cassandra ${VERSION} needs Java 17 (or 11); set JAVA_HOME or MUSTER_CASSANDRA_JAVA`,
+    );
   const out = `${res.stdout}${res.stderr}`; // java -version prints to stderr
   const m = /version "(\d+)(?:\.(\d+))?/.exec(out);
   const major = m ? (m[1] === '1' ? Number(m[2]) : Number(m[1])) : NaN;
