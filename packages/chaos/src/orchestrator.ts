@@ -303,7 +303,13 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
         await sleep(d);
         proxy.blackHole(undefined);
         const way = { both: 'both ways', up: 'towards the server', down: 'towards the contender' }[direction];
-        fault(kind, at, realNow(), target.who, `bytes swallowed ${way} for ${Math.round(d)} ms (connections kept open; those hit stay broken)`);
+        fault(
+          kind,
+          at,
+          realNow(),
+          target.who,
+          `bytes swallowed ${way} for ${Math.round(d)} ms (connections kept open; those hit stay broken)`,
+        );
         return;
       }
       case 'server-errors': {

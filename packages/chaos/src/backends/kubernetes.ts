@@ -110,7 +110,9 @@ export async function kubernetesProfile(options: KubernetesProfileOptions): Prom
     livenessBound: 2 * ttl + 2000,
     heartbeatGrace: 2000,
     upstream: { host: upstream.hostname, port: Number(upstream.port) },
-    ...(server.certFile && server.keyFile ? { upstreamTls: { cert: readFileSync(server.certFile), key: readFileSync(server.keyFile) } } : {}),
+    ...(server.certFile && server.keyFile
+      ? { upstreamTls: { cert: readFileSync(server.certFile), key: readFileSync(server.keyFile) } }
+      : {}),
     contenderConfig: (_slot, port) => config(port),
     observerConfig: () => config(undefined),
     memberId: (slot) => `c${slot}`,
