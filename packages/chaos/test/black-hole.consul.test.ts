@@ -1,0 +1,45 @@
+// The chaos `black-hole` fault on its own, against the real Consul adapter: a connection that
+// keeps quiet instead of failing. The shared agent is reached through a private loopback proxy,
+// so only this test's own connections are swallowed.
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { createMuster, type Muster } from '@muster/core';
+import { TcpProxy } from '@muster/chaos';
+import { testServer } from '../../../scripts/testenv/state.mjs';
+
+const consul = testServer('consul') as { address: string; url: string } | undefined;
+const keyPrefix = `chaos-black-hole-${process.pid}/`;
+let proxy: TcpProxy;
+let muster: Muster;
+
+beforeAll(async () => {
+  if (!consul) return;
+  const [host, port] = consul.address.split(':') as [string, string];
+  proxy = new TcpProxy({ host, port: Number(port) });
+  await proxy.listen();
+  muster = await createMuster({
+    heartbeat: { adapter: 'consul', options: { address: `127.0.0.1:${proxy.port}`, keyPrefix, minSessionTtl: '1s' } },
+  });
+});
+
+afterAll(async () => {
+  if (!consul) return;
+  await muster.close();
+  await proxy.close();
+  await fetch(`${consul.url}/v1/kv/${keyPrefix}?recurse=true`, { method: 'DELETE' });
+});
+
+(consul ? test : test.skip)(
+  "a beat whose answers are swallowed gives up at its ttl (not the client's 10 s request timeout), and the next one lands once the hole closes",
+  async () => {
+    const ttl = 1500;
+    await muster.heartbeat.beat('m', { n: 1 }, { ttl });
+    // Towards the contender only: Consul applies the write, its answer never arrives.
+    proxy.blackHole('down');
+    // Before: the beat waited out the request timeout and failed as MUSTER_BACKEND ('no answer within 10000 ms').
+    await expect(muster.heartbeat.beat('m', { n: 2 }, { ttl })).rejects.toMatchObject({ code: 'MUSTER_TIMEOUT' });
+    proxy.blackHole(undefined);
+    await muster.heartbeat.beat('m', { n: 3 }, { ttl });
+    expect((await muster.heartbeat.get('m'))?.payload).toEqual({ n: 3 });
+  },
+  60_000,
+);
