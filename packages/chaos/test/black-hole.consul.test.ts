@@ -2,7 +2,8 @@
 // keeps quiet instead of failing. The shared agent is reached through a private loopback proxy,
 // so only this test's own connections are swallowed.
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { createMuster, type Muster } from '@muster/core';
+import { createMuster, type HeartbeatEvent, type Muster } from '@muster/core';
+import { nextMatching } from '@muster/core/testing';
 import { TcpProxy } from '@muster/chaos';
 import { testServer } from '../../../scripts/testenv/state.mjs';
 
@@ -42,4 +43,38 @@ afterAll(async () => {
     expect((await muster.heartbeat.get('m'))?.payload).toEqual({ n: 3 });
   },
   60_000,
+);
+
+(consul ? test : test.skip)(
+  'a watch whose answers are swallowed sees the members again soon after the hole closes (its blocking query waits twice the longest ttl, not watchWait)',
+  async () => {
+    const ttl = 1500;
+    // The writer goes direct: only the watcher is behind the black hole.
+    const writer = await createMuster({
+      heartbeat: { adapter: 'consul', options: { address: consul!.address, keyPrefix, minSessionTtl: '1s' } },
+    });
+    const stop = new AbortController();
+    const beating = (async () => {
+      while (!stop.signal.aborted) {
+        await writer.heartbeat.beat('w', { at: Date.now() }, { ttl, group: 'watched', signal: stop.signal }).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, ttl / 3));
+      }
+    })();
+    const watch = muster.heartbeat.watch('watched')[Symbol.asyncIterator]();
+    const aliveW = (e: HeartbeatEvent) => e.members.some((m) => m.memberId === 'w' && m.alive);
+    try {
+      await nextMatching(watch, aliveW, 20_000, "'w' alive");
+      proxy.blackHole('down');
+      await nextMatching(watch, (e) => !aliveW(e), 20_000, "'w' stale while the watcher is cut off");
+      proxy.blackHole(undefined);
+      // Before: the swallowed blocking query (wait 60 s) held the watch for 60 × 17/16 + 5 s ≈ 69 s.
+      await nextMatching(watch, aliveW, 30_000, "'w' alive again after the hole closed");
+    } finally {
+      stop.abort();
+      await beating;
+      await watch.return?.();
+      await writer.close();
+    }
+  },
+  90_000,
 );
