@@ -67,9 +67,9 @@ describe('a beat on a connection that never answers (a black hole)', () => {
     const inner = new StaticHeartbeatBackend({ scope: scope() });
     const state = { stuck: true, abortedWrites: 0 };
     const backend: HeartbeatBackend = {
-      read: (id, o) => inner.read(id, o),
-      list: (g, o) => inner.list(g, o),
-      remove: (id, o) => inner.remove(id, o),
+      read: (id) => inner.read(id),
+      list: (g) => inner.list(g),
+      remove: (id) => inner.remove(id),
       write: (record, options) => {
         if (!state.stuck) return inner.write(record, options);
         return new Promise((_, reject) =>
