@@ -211,20 +211,32 @@ export class ConsulHeartbeatBackend implements HeartbeatBackend {
     return toRecords(res.status === 404 ? [] : (res.body ?? []), group);
   }
 
+  /**
+   * Blocking queries on the prefix. Each waits at most twice the longest ttl in the last view (5 s
+   * at least, `watchWait` at most): a query on a connection that swallows its answer (a black hole)
+   * is given up after its wait plus slack (client.ts), and by then every member reads stale anyway,
+   * so a longer wait would only leave a watcher blind that much longer once the network is back.
+   * Members that beat wake the query long before its wait; only a quiet group pays the extra queries.
+   */
   async *views(group: string | undefined, { signal }: { signal: AbortSignal }): AsyncIterable<HeartbeatRecord[]> {
+    let longestTtl = 0;
     const views = blockingViews<KvEntry[] | undefined>(
-      (index, wait) =>
+      (index) =>
         this.#client.get<KvEntry[]>(`/v1/kv/${keyPath(this.#prefix)}`, {
           query: { recurse: true },
           accept: [404],
           signal,
-          ...(index !== undefined ? { index, wait } : {}),
+          ...(index !== undefined ? { index, wait: Math.min(this.#options.watchWait, Math.max(minQuietWait, 2 * longestTtl)) } : {}),
           purpose: `watch heartbeat keys under ${this.#prefix}`,
           rule: readRule(this.#options.keyPrefix),
         }),
       { signal, wait: this.#options.watchWait },
     );
-    for await (const res of views) yield toRecords(res.status === 404 ? [] : (res.body ?? []), group);
+    for await (const res of views) {
+      const records = toRecords(res.status === 404 ? [] : (res.body ?? []), group);
+      longestTtl = Math.max(0, ...records.map((r) => r.ttl));
+      yield records;
+    }
   }
 
   async remove(memberId: string, { signal }: { signal: AbortSignal }): Promise<void> {
@@ -245,6 +257,9 @@ export class ConsulHeartbeatBackend implements HeartbeatBackend {
     this.#client.close();
   }
 }
+
+/** Shortest wait of a heartbeat watch's blocking query (ms), whatever the members' ttls. */
+const minQuietWait = 5000;
 
 const readRule = (prefix: string) => `key_prefix "${prefix}" { policy = "read" }`;
 

@@ -183,7 +183,7 @@ export class KubeClient {
    */
   watch<T extends KubeObject>(
     resource: ResourceType,
-    options: CallOptions & { labelSelector?: string; resourceVersion: string; timeoutSeconds: number },
+    options: CallOptions & { labelSelector?: string; resourceVersion: string; timeoutSeconds: number; idleTimeout?: number },
   ): AsyncGenerator<WatchEvent<T>> {
     const call: Call = {
       verb: 'watch',
@@ -202,7 +202,7 @@ export class KubeClient {
       target: this.#target(),
       route: this.#transport,
       timeoutSeconds: options.timeoutSeconds,
-      idleTimeout: this.#watchIdleTimeout,
+      idleTimeout: options.idleTimeout ?? this.#watchIdleTimeout,
       signals: [this.#closing.signal, ...(options.signal ? [options.signal] : [])],
     });
   }

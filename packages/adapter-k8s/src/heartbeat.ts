@@ -145,7 +145,11 @@ export class LeaseHeartbeatBackend implements HeartbeatBackend {
     return items.map(toRecord).filter((r): r is HeartbeatRecord => r !== undefined);
   }
 
-  /** List, then watch from the list's resourceVersion; relists on 410 Gone. Other failures end it (the store backs off and restarts it). */
+  /**
+   * List, then watch from the list's resourceVersion; relists on 410 Gone. Other failures end it (the
+   * store backs off and restarts it). A watch silent for twice the longest ttl (see quietWatchLimit)
+   * is ended and opened again from its resourceVersion.
+   */
   async *views(group: string | undefined, { signal }: { signal: AbortSignal }): AsyncIterable<HeartbeatRecord[]> {
     const labelSelector = this.#selector(group);
     const byName = new Map<string, HeartbeatRecord>();
@@ -168,6 +172,7 @@ export class LeaseHeartbeatBackend implements HeartbeatBackend {
           labelSelector,
           resourceVersion,
           timeoutSeconds: this.#watchTimeout,
+          idleTimeout: quietWatchLimit(byName.values()),
           signal,
         })) {
           resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
@@ -195,6 +200,19 @@ export class LeaseHeartbeatBackend implements HeartbeatBackend {
   async close(): Promise<void> {
     this.#client.close();
   }
+}
+
+/**
+ * How long a heartbeat watch may stay silent before it is opened again: twice the longest ttl of the
+ * members it shows (5 s at least, the client's 90 s at most). Members that beat keep it busy, so
+ * only a quiet group pays the re-watches; but a connection that swallows bytes without failing (a
+ * black hole) would otherwise leave the watcher blind for 90 s after the network was back, every
+ * member reading stale meanwhile.
+ */
+function quietWatchLimit(records: Iterable<HeartbeatRecord>): number {
+  let longest = 0;
+  for (const r of records) longest = Math.max(longest, r.ttl);
+  return Math.min(90_000, Math.max(5000, 2 * longest));
 }
 
 function checkGroup(group: string): string {

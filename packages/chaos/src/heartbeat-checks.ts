@@ -1,9 +1,21 @@
 import type { Bounds, FaultEvent, HeartbeatSample, HistoryEvent } from './history.js';
 import type { Violation } from './verdict.js';
 
-/** Faults that keep a running member from reaching the backend: it may rightly look dead meanwhile. */
-const cutOff = (f: FaultEvent, member: string) =>
-  f.target === undefined || ((f.fault === 'drop' || f.fault === 'latency') && f.target.startsWith(`${member}.`));
+/** Faults on one contender's network: its member may rightly look dead meanwhile. */
+const networkFaults = new Set(['drop', 'latency', 'black-hole']);
+
+/**
+ * Whether a fault excuses member `s` not shown alive. A fault on the backend or every contender
+ * (a restart, a paused host) may have cut the observer off too, so it excuses the whole run of
+ * the process it overlapped. A fault on the member's own network leaves the observer alone: once
+ * it ends, the member has ttl + grace to be seen again (a beat stuck in a broken connection
+ * for longer than that is a violation).
+ */
+const excuses = (f: FaultEvent, s: HeartbeatSample, since: number, patience: number) => {
+  if (f.at > s.at) return false;
+  if (f.target === undefined) return f.end + patience >= since;
+  return networkFaults.has(f.fault) && f.target.startsWith(`${s.member}.`) && f.end + patience >= s.at;
+};
 
 /**
  * The heartbeat store's promises, judged on samples of an observer's view:
@@ -51,7 +63,7 @@ export function checkHeartbeats(history: readonly HistoryEvent[], bounds: Bounds
     if (s.runningSince !== undefined && s.at - s.runningSince > patience) {
       const current = s.observedAlive && s.observedGeneration === s.runningGeneration;
       const since = s.runningSince;
-      const excused = faults.some((f) => cutOff(f, s.member) && f.at <= s.at && f.end + patience >= since);
+      const excused = faults.some((f) => excuses(f, s, since, patience));
       if (!current && !excused) {
         once(`${s.member}:alive:${since}`, {
           kind: 'alive-missed',

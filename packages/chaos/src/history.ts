@@ -43,7 +43,10 @@ export type FaultKind =
   | 'drop'
   | 'delete-lock'
   | 'invalidate-holder'
-  | 'backend-restart';
+  | 'backend-restart'
+  | 'black-hole'
+  | 'server-pause'
+  | 'server-errors';
 
 /** A fault and the window during which it was in force (`end` = `at` for instant ones). */
 export interface FaultEvent {

@@ -14,6 +14,12 @@ const backendWide = (f: FaultEvent) =>
     f.fault === 'invalidate-holder' ||
     f.fault === 'drop' ||
     f.fault === 'pause-holder');
+/**
+ * A server that hangs (SIGSTOP) or answers only errors keeps everyone from the lock, so a gap
+ * without a holder is no violation; it excuses no second holder, though: each holder gives up by
+ * its own clock whatever the server does, and a late answer must not make an old holder act.
+ */
+const outage = (f: FaultEvent) => backendWide(f) || (f.target === undefined && (f.fault === 'server-pause' || f.fault === 'server-errors'));
 
 /**
  * A clock that jumps forward passes expiresAt at once (even in the middle of an acquire); no timer
@@ -155,7 +161,7 @@ function holding(history: readonly HistoryEvent[], end: number): [number, number
 
 /** Gaps longer than the bound without a holder, outside backend-wide faults (and the bound after them). */
 export function checkLiveness(history: readonly HistoryEvent[], bounds: Bounds, start: number, end: number): Violation[] {
-  const faults = history.filter((e): e is FaultEvent => e.kind === 'fault' && backendWide(e));
+  const faults = history.filter((e): e is FaultEvent => e.kind === 'fault' && outage(e));
   const violations: Violation[] = [];
   const ranges = holding(history, end);
   if (ranges.length === 0) {

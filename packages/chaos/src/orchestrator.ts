@@ -7,7 +7,8 @@ import type { HostCommand, HostReport, ObservedMember } from './protocol.js';
 import { Random } from './random.js';
 import { realNow } from './stepped-clock.js';
 import type { FencedResourcePort } from './fenced-resource.js';
-import { TcpProxy } from './tcp-proxy.js';
+import { serverErrors } from './canned-response.js';
+import { TcpProxy, type BlackHole } from './tcp-proxy.js';
 import { formatVerdict, judge, type Verdict } from './verdict.js';
 
 export interface RunOptions {
@@ -88,6 +89,8 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
   const observing = new Promise<void>((resolve) => (observerUp = resolve));
   let highest = -1n;
   let seq = 0;
+  /** Server processes under SIGSTOP now: a run that ends (or fails) meanwhile must let them go on. */
+  const stoppedServer = new Set<number>();
 
   const startHost = (): Host => {
     const child = fork(hostPath(), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] });
@@ -290,6 +293,57 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
         );
         return;
       }
+      case 'black-hole': {
+        // The slow network that never fails: requests hang until the client's own timeouts.
+        const proxy = proxies[target.slot];
+        if (!proxy) return;
+        const d = random.between(1, 3) * ttl;
+        const direction = random.pick<BlackHole>(['both', 'up', 'down']);
+        proxy.blackHole(direction);
+        await sleep(d);
+        proxy.blackHole(undefined);
+        const way = { both: 'both ways', up: 'towards the server', down: 'towards the contender' }[direction];
+        fault(
+          kind,
+          at,
+          realNow(),
+          target.who,
+          `bytes swallowed ${way} for ${Math.round(d)} ms (connections kept open; those hit stay broken)`,
+        );
+        return;
+      }
+      case 'server-errors': {
+        // Every contender's requests are answered 409/429/500/503 (an overloaded server, seen by all).
+        if (proxies.length === 0) return;
+        const d = random.between(1, 3) * ttl;
+        const errors = serverErrors(new Random(random.fork()));
+        for (const p of proxies) p.failWith(errors);
+        await sleep(d);
+        for (const p of proxies) p.failWith(undefined);
+        fault(kind, at, realNow(), undefined, `every contender's requests answered 409/429/500/503 for ${Math.round(d)} ms`);
+        return;
+      }
+      case 'server-pause': {
+        const processes = profile.serverProcesses?.() ?? [];
+        if (processes.length === 0) return;
+        // One process or all of them (an apiserver whose etcd hangs behaves unlike a hung apiserver).
+        const chosen = random.next() < 0.5 ? processes : [random.pick(processes)];
+        const d = random.between(1, 3) * ttl;
+        try {
+          for (const p of chosen) {
+            process.kill(p.pid, 'SIGSTOP');
+            stoppedServer.add(p.pid);
+          }
+          await sleep(d);
+        } finally {
+          for (const p of chosen) {
+            process.kill(p.pid, 'SIGCONT');
+            stoppedServer.delete(p.pid);
+          }
+        }
+        fault(kind, at, realNow() + ttl, undefined, `SIGSTOP of ${chosen.map((p) => p.name).join(' and ')} for ${Math.round(d)} ms`);
+        return;
+      }
       case 'delete-lock':
         await profile.deleteLock?.();
         fault(kind, at, realNow() + 2 * ttl, undefined, `deleted lock object '${profile.lockName}'`);
@@ -335,7 +389,7 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
   try {
     if (profile.upstream) {
       for (let slot = 0; slot < options.contenders; slot++) {
-        const proxy = new TcpProxy(profile.upstream);
+        const proxy = new TcpProxy(profile.upstream, profile.upstreamTls ? { tls: profile.upstreamTls } : {});
         await proxy.listen();
         proxies.push(proxy);
       }
@@ -370,6 +424,7 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
     return { seed, bounds, verdict, table, history };
   } finally {
     clearInterval(sampler);
+    for (const pid of stoppedServer) process.kill(pid, 'SIGCONT');
     for (const inc of incarnations) if (inc.paused) inc.host.child.kill('SIGCONT');
     await Promise.all(
       hosts.map(async ({ child }) => {

@@ -119,6 +119,20 @@ describe('lock history checks', () => {
     expect(kinds([], 5000)).toEqual(['liveness-gap']);
   });
 
+  test('a hung or failing server excuses a gap without a holder, never a second holder', () => {
+    const gap: HistoryEvent[] = [acquired(0, 'a', 1), released(500, 'a', 1), acquired(5000, 'b', 2)];
+    const twoHolders: HistoryEvent[] = [acquired(0, 'a', 1), acquired(1500, 'b', 2), write(2600, 'a', 1, false), released(2900, 'b', 2)];
+    for (const fault of ['server-pause', 'server-errors'] as const) {
+      const outage: HistoryEvent = { kind: 'fault', fault, at: 600, end: 2000, detail: '' };
+      expect(kinds([...gap, outage], 5500)).toEqual([]);
+      expect(kinds([...twoHolders, outage], 3000)).toContain('two-holders');
+    }
+    // A black hole on one contender is no outage: the others must take over in time.
+    const hole: HistoryEvent = { kind: 'fault', fault: 'black-hole', at: 600, end: 2000, target: 'a', detail: '' };
+    expect(kinds([...gap, hole], 5500)).toEqual(['liveness-gap']);
+    expect(kinds([...twoHolders, hole], 3000)).toContain('two-holders');
+  });
+
   test('a SIGKILLed holder ends its hold; failover is measured from the kill to the next acquisition', () => {
     const history: HistoryEvent[] = [
       acquired(0, 'a', 1),
@@ -161,6 +175,10 @@ describe('heartbeat history checks', () => {
     expect(hbKinds([sample(1600, { runningGeneration: 2, runningSince: 0, observedGeneration: 2 })])).toEqual([]);
     const cut: HistoryEvent = { kind: 'fault', fault: 'drop', at: 0, end: 1500, target: 'c0.2', detail: '' };
     expect(hbKinds([cut, sample(1600, { runningGeneration: 2, runningSince: 0, observedAlive: false })])).toEqual([]);
+    // A black hole cuts the member off as a drop does, but only until it closes plus ttl + grace.
+    const hole: HistoryEvent = { kind: 'fault', fault: 'black-hole', at: 0, end: 1000, target: 'c0.2', detail: '' };
+    expect(hbKinds([hole, sample(2400, { runningGeneration: 2, runningSince: 0, observedAlive: false })])).toEqual([]);
+    expect(hbKinds([hole, sample(2600, { runningGeneration: 2, runningSince: 0, observedAlive: false })])).toEqual(['alive-missed']);
   });
 
   test('an older incarnation shown after a newer one', () => {

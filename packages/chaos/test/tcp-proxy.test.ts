@@ -42,6 +42,10 @@ function roundTrip(s: Socket, text: string, parts = [text]): Promise<string> {
   });
 }
 
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
 const closed = (s: Socket) => new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve())));
 
 test('forwards both ways, in order, with and without latency', async () => {
@@ -62,6 +66,51 @@ test('drop cuts live connections and refuses new ones until lifted', async () =>
   const refused = await open();
   await closed(refused);
   proxy.drop(false);
+  const again = await open();
+  expect(await roundTrip(again, 'back')).toBe('back');
+  again.destroy();
+});
+
+test('a black hole keeps connections open but swallows bytes; a connection it hit stays broken, new ones work', async () => {
+  const hit = await open();
+  expect(await roundTrip(hit, 'a')).toBe('a');
+  proxy.blackHole('up');
+  const during = await open();
+  let echoed = '';
+  for (const s of [hit, during]) s.on('data', (d: Buffer) => (echoed += d.toString()));
+  const before = proxy.swallowed;
+  hit.write('lost');
+  during.write('also');
+  await until(() => proxy.swallowed === before + 8);
+  proxy.blackHole(undefined);
+  const after = await open();
+  expect(await roundTrip(after, 'fine')).toBe('fine');
+  hit.write('still');
+  await until(() => proxy.swallowed === before + 13);
+  // The swallowed requests never reached the echo server, so nothing came back on either.
+  expect(await roundTrip(after, 'again')).toBe('again');
+  expect(echoed).toBe('');
+  expect(hit.destroyed).toBe(false);
+  for (const s of [hit, during, after]) s.destroy();
+});
+
+test('canned errors answer each new connection with an HTTP error and close it, cutting live ones first', async () => {
+  const live = await open();
+  expect(await roundTrip(live, 'x')).toBe('x');
+  proxy.failWith({ pick: (method) => (method === 'PUT' ? 409 : 503) });
+  await closed(live);
+  for (const [method, status] of [
+    ['PUT', 409],
+    ['GET', 503],
+  ] as const) {
+    const s = await open();
+    let answer = '';
+    s.on('data', (d: Buffer) => (answer += d.toString()));
+    s.write(`${method} /v1/kv/x HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await closed(s);
+    expect(answer).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+  }
+  proxy.failWith(undefined);
   const again = await open();
   expect(await roundTrip(again, 'back')).toBe('back');
   again.destroy();

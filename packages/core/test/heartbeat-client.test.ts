@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { HeartbeatEvent, HeartbeatStore } from '../src/index.js';
-import { createHeartbeatStore } from '../src/adapter.js';
+import { createHeartbeatStore, type HeartbeatBackend } from '../src/adapter.js';
 import { nextMatching, nextWithin } from '../src/testing/index.js';
 import { StaticHeartbeatBackend } from '../../adapter-static/src/heartbeat.js';
 
@@ -58,5 +58,50 @@ describe('watch', () => {
     for (const e of events) expect('member' in e && e.member.payload).toEqual({ n: 2 });
     await watch.return?.();
     await Promise.all([writer.close(), watcher.close()]);
+  });
+});
+
+describe('a beat on a connection that never answers (a black hole)', () => {
+  /** Writes hang until their signal aborts (as a request on a swallowed connection does) while `stuck` is set. */
+  const hangingBackend = () => {
+    const inner = new StaticHeartbeatBackend({ scope: scope() });
+    const state = { stuck: true, abortedWrites: 0 };
+    const backend: HeartbeatBackend = {
+      read: (id) => inner.read(id),
+      list: (g) => inner.list(g),
+      remove: (id) => inner.remove(id),
+      write: (record, options) => {
+        if (!state.stuck) return inner.write(record, options);
+        return new Promise((_, reject) =>
+          options.signal.addEventListener('abort', () => {
+            state.abortedWrites++;
+            reject(new Error('request aborted'));
+          }),
+        );
+      },
+    };
+    return { backend, state };
+  };
+
+  it('gives up after its ttl with MUSTER_TIMEOUT, tearing the request down, and the next beat lands', async () => {
+    const { backend, state } = hangingBackend();
+    const store = createHeartbeatStore(backend, { incarnation: 'a' });
+    // Before: the beat waited for the adapter's own request timeout (30 s on Kubernetes) or for ever.
+    await expect(store.beat('m', 1, { ttl: 200 })).rejects.toMatchObject({ code: 'MUSTER_TIMEOUT', cause: expect.any(Error) });
+    expect(state.abortedWrites).toBe(1);
+    state.stuck = false;
+    await store.beat('m', 2, { ttl: 200 });
+    expect((await store.get('m'))?.payload).toBe(2);
+    await store.close();
+  }, 20_000);
+
+  it("the caller's own abort stays an abort", async () => {
+    const { backend } = hangingBackend();
+    const store = createHeartbeatStore(backend, { incarnation: 'a' });
+    const caller = new AbortController();
+    const beat = store.beat('m', 1, { ttl: 60_000, signal: caller.signal });
+    caller.abort();
+    await expect(beat).rejects.not.toMatchObject({ code: 'MUSTER_TIMEOUT' });
+    await store.close();
   });
 });

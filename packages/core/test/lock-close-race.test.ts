@@ -65,3 +65,17 @@ describe('a grant that lands after its caller gave up', () => {
     await lock.close();
   });
 });
+
+describe('acquire with a wait while the backend hangs (a paused server, a black-holed connection)', () => {
+  it('rejects with MUSTER_TIMEOUT at its wait, and a grant that lands afterwards is released, not handed to nobody', async () => {
+    const backend = new LateGrantBackend();
+    const lock = createLock(backend);
+    // Before: acquire waited for the hanging call, however long past its wait (the adapter's request timeout, or for ever).
+    await expect(lock.acquire('job', { ttl: 60_000, wait: 100 })).rejects.toMatchObject({ code: 'MUSTER_TIMEOUT' });
+    // The server acts on the queued request late, as one resumed after SIGSTOP does.
+    backend.grant(9n);
+    await lock.close();
+    expect(backend.released.map((g) => g.token)).toEqual([9n]);
+    expect(backend.renewals).toBe(0);
+  }, 20_000);
+});

@@ -6,6 +6,7 @@ import { networkedFaults, type BackendProfile } from './profile.js';
 export interface ConsulServer {
   readonly address: string;
   readonly url: string;
+  readonly pids?: readonly number[];
 }
 
 export interface ConsulProfileOptions {
@@ -29,7 +30,7 @@ export async function consulProfile(options: ConsulProfileOptions): Promise<Back
   const own: PrivateServer<ConsulServer> | undefined = options.server
     ? undefined
     : await startPrivateServer<ConsulServer>(options.persistent ? 'consul-persist' : 'consul');
-  const server = options.server ?? own!.entry;
+  let server = options.server ?? own!.entry;
   const [host, port] = server.address.split(':') as [string, string];
   const keyPrefix = `chaos-${options.runId}/`;
   const lockName = `chaos-${options.runId}`;
@@ -68,7 +69,12 @@ export async function consulProfile(options: ConsulProfileOptions): Promise<Back
     lockName,
     deleteLock: deleteKey,
     invalidateHolder: destroyHolderSession,
-    ...(own ? { restart: async () => void (await own.restart()) } : {}),
+    ...(own
+      ? {
+          restart: async () => void (server = await own.restart()),
+          serverProcesses: () => (server.pids ?? []).map((pid) => ({ name: 'consul', pid })),
+        }
+      : {}),
     close: async () => {
       await fetch(`${server.url}/v1/kv/${keyPrefix}?recurse=true`, { method: 'DELETE' }).catch(() => undefined);
       await own?.close();

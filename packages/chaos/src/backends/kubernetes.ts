@@ -13,6 +13,11 @@ export interface KubernetesServer {
   readonly caFile: string;
   readonly adminToken: string;
   readonly namespace: string;
+  /** The serving certificate and key (a proxy answers canned errors with them). */
+  readonly certFile?: string;
+  readonly keyFile?: string;
+  readonly etcdPid?: number;
+  readonly apiserverPid?: number;
 }
 
 export interface KubernetesProfileOptions {
@@ -105,6 +110,9 @@ export async function kubernetesProfile(options: KubernetesProfileOptions): Prom
     livenessBound: 2 * ttl + 2000,
     heartbeatGrace: 2000,
     upstream: { host: upstream.hostname, port: Number(upstream.port) },
+    ...(server.certFile && server.keyFile
+      ? { upstreamTls: { cert: readFileSync(server.certFile), key: readFileSync(server.keyFile) } }
+      : {}),
     contenderConfig: (_slot, port) => config(port),
     observerConfig: () => config(undefined),
     memberId: (slot) => `c${slot}`,
@@ -112,7 +120,15 @@ export async function kubernetesProfile(options: KubernetesProfileOptions): Prom
     lockName,
     deleteLock: () => deleteLease(server, lockName),
     invalidateHolder: () => recreateLeaseForeign(server, lockName, ttl),
-    ...(own ? { restart: async () => void (server = await own.restart()) } : {}),
+    ...(own
+      ? {
+          restart: async () => void (server = await own.restart()),
+          serverProcesses: () => [
+            ...(server.apiserverPid ? [{ name: 'kube-apiserver', pid: server.apiserverPid }] : []),
+            ...(server.etcdPid ? [{ name: 'etcd', pid: server.etcdPid }] : []),
+          ],
+        }
+      : {}),
     close: async () => {
       await deleteLease(server, lockName).catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });

@@ -17,6 +17,8 @@ export interface BackendProfile {
   readonly heartbeatGrace: number;
   /** Where contenders connect; each contender slot gets a loopback TCP proxy in front of it. */
   readonly upstream?: { readonly host: string; readonly port: number };
+  /** The server's certificate and key, for a proxy that answers TLS requests with canned errors (server-errors). */
+  readonly upstreamTls?: { readonly cert: Buffer; readonly key: Buffer };
   /** The config of contender `slot`; `proxyPort` is its proxy when `upstream` is set. */
   contenderConfig(slot: number, proxyPort: number | undefined): MusterConfig | string;
   observerConfig(): MusterConfig | string;
@@ -32,13 +34,21 @@ export interface BackendProfile {
    */
   invalidateHolder?(): Promise<string>;
   restart?(): Promise<void>;
+  /** The server's processes now (their pids change with a restart), for SIGSTOP (server-pause). */
+  serverProcesses?(): readonly ServerProcess[];
   close(): Promise<void>;
+}
+
+/** One process of a private server: what it is (`kube-apiserver`, `etcd`, `consul`) and its pid. */
+export interface ServerProcess {
+  readonly name: string;
+  readonly pid: number;
 }
 
 /**
  * The faults a backend reached over the network takes: every process fault and clock step, latency
- * and dropped connections through the contenders' proxies, deletion of the lock object, and a
- * restart of the server when the run owns it.
+ * dropped connections, black holes and error answers through the contenders' proxies, deletion of
+ * the lock object, and a restart or SIGSTOP of the server when the run owns it.
  */
 export function networkedFaults(ownsServer: boolean): readonly FaultKind[] {
   const faults: FaultKind[] = [
@@ -52,6 +62,8 @@ export function networkedFaults(ownsServer: boolean): readonly FaultKind[] {
     'drop',
     'delete-lock',
     'invalidate-holder',
+    'black-hole',
+    'server-errors',
   ];
-  return ownsServer ? [...faults, 'backend-restart'] : faults;
+  return ownsServer ? [...faults, 'backend-restart', 'server-pause'] : faults;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { anySignal, backoffDelay, sleep, type WaitOptions } from '../abort.js';
 import { systemClock, type Clock } from '../clock.js';
-import { BackendError, ClosedError, InvalidArgumentError, MusterError, PayloadTooLargeError } from '../errors.js';
+import { BackendError, ClosedError, InvalidArgumentError, MusterError, PayloadTooLargeError, TimeoutError } from '../errors.js';
 import type { BeatOptions, HeartbeatEvent, HeartbeatStore, JsonValue, MemberHeartbeat } from '../ports/heartbeat.js';
 import { EventChannel } from './channel.js';
 import { sameValue } from './endpoint-set.js';
@@ -112,7 +112,20 @@ class HeartbeatClient implements HeartbeatStore {
     }
     if (size > this.#maxPayloadBytes) throw new PayloadTooLargeError(`the payload of '${memberId}'`, size, this.#maxPayloadBytes);
     const record = { memberId, group: options?.group ?? 'default', payload, ttl, incarnation: this.#incarnation };
-    await this.#backend.write(record, { signal, takeover: !this.#mine.has(memberId) });
+    // A beat that has not landed within its ttl is worth nothing (the member reads stale by then),
+    // and a connection that swallows bytes without failing (a black hole, a dropped firewall state)
+    // would hold it for the client's whole request timeout (30 s on Kubernetes), every later beat
+    // waiting behind it. Aborting tears that connection down; the caller's next beat opens a new one.
+    const late = AbortSignal.timeout(ttl);
+    try {
+      await this.#backend.write(record, { signal: anySignal(signal, late), takeover: !this.#mine.has(memberId) });
+    } catch (error) {
+      if (!late.aborted || signal.aborted) throw error;
+      throw new TimeoutError(
+        `beat(): the write of '${memberId}' did not complete within its ttl (${ttl} ms), so it was abandoned; the backend is unreachable or slow, and the next beat tries again on a new connection`,
+        { cause: error },
+      );
+    }
     this.#mine.add(memberId);
   }
 

@@ -106,7 +106,8 @@ class LockClient implements Lock {
     const schedule = this.#schedule(options);
     const signal = this.#callSignal(options?.signal);
     if (signal.aborted) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
-    return this.#attempt(name, schedule, signal);
+    const lease = await this.#attempt(name, schedule, signal);
+    return lease === 'late' ? undefined : lease;
   }
 
   async acquire(name: string, options?: AcquireOptions): Promise<Lease> {
@@ -121,7 +122,8 @@ class LockClient implements Lock {
       if (signal.aborted) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
       let pause = retry;
       try {
-        const lease = await this.#attempt(name, schedule, signal);
+        const lease = await this.#attempt(name, schedule, signal, deadline);
+        if (lease === 'late') throw this.#timedOut(name, wait, lastError);
         if (lease) return lease;
         attempt = 0;
         lastError = undefined;
@@ -205,18 +207,37 @@ class LockClient implements Lock {
     if (this.#closing.signal.aborted) throw new ClosedError('the lock client');
   }
 
-  /** One backend attempt and what becomes of its grant, tracked until both settle (close() waits for them). */
-  async #attempt(name: string, schedule: RenewalSchedule, signal: AbortSignal): Promise<Lease | undefined> {
+  /**
+   * One backend attempt and what becomes of its grant, tracked until both settle (close() waits for
+   * them). At `deadline` (acquire's `wait`) it answers 'late' without waiting for the backend: a call
+   * that hangs (a paused server, a connection that swallows bytes) must not hold acquire past its
+   * wait for the adapter's whole request timeout. The call is left running rather than aborted, so
+   * that a grant it still brings is seen, and released, instead of lapsing unseen after its ttl.
+   */
+  async #attempt(name: string, schedule: RenewalSchedule, signal: AbortSignal, deadline = Infinity): Promise<Lease | undefined | 'late'> {
     const sentAt = this.#clock.now();
+    let gaveUp = false;
     const run = this.#backend
       .tryAcquire(name, { ttl: schedule.ttl, signal })
-      .then((grant) => grant && this.#keep(name, grant, sentAt, schedule, signal));
+      .then((grant) => grant && this.#keep(name, grant, sentAt, schedule, signal, () => gaveUp));
     const attempt = { settled: run.catch(() => undefined), lapsesAt: sentAt + schedule.ttl };
     this.#attempts.add(attempt);
+    void attempt.settled.finally(() => this.#attempts.delete(attempt));
+    if (!Number.isFinite(deadline)) return run;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), Math.max(0, Math.ceil(deadline - this.#clock.now())));
+    });
     try {
-      return await run;
+      const outcome = await Promise.race([run, late]);
+      if (outcome === 'late') {
+        gaveUp = true;
+        // Normally #keep sees gaveUp and gives the grant back itself; a lease made just before is released here.
+        void attempt.settled.then((lease) => lease?.release()).catch(() => undefined);
+      }
+      return outcome;
     } finally {
-      this.#attempts.delete(attempt);
+      clearTimeout(timer);
     }
   }
 
@@ -230,11 +251,18 @@ class LockClient implements Lock {
    * abort reached it) is released too: nobody would hold that lease, yet it would renew itself and
    * keep every other contender out.
    */
-  async #keep(name: string, grant: LeaseGrant, sentAt: number, schedule: RenewalSchedule, signal: AbortSignal): Promise<Lease | undefined> {
+  async #keep(
+    name: string,
+    grant: LeaseGrant,
+    sentAt: number,
+    schedule: RenewalSchedule,
+    signal: AbortSignal,
+    gaveUp: () => boolean,
+  ): Promise<Lease | undefined> {
     const unwanted = signal.aborted;
     // A crashed process gives nothing back: its grant lapses after the ttl, as the test hook promises.
     if (unwanted && this.#crashed) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
-    if (unwanted || this.#clock.now() > sentAt + schedule.ttl - schedule.retryPeriod) {
+    if (unwanted || gaveUp() || this.#clock.now() > sentAt + schedule.ttl - schedule.retryPeriod) {
       const controller = new AbortController();
       await settleWithin(
         this.#backend.release(name, grant, { signal: controller.signal }),

@@ -55,6 +55,11 @@ export type HeartbeatEvent =
  * that every beat is observed (beats between two observations coalesce).
  */
 export interface HeartbeatStore {
+  /**
+   * Writes the member's record. A beat that has not landed within its ttl is abandoned (its request
+   * torn down) and rejects with TimeoutError: it could no longer keep the member alive, and a
+   * connection that hangs without failing must not hold every later beat up.
+   */
   beat(memberId: string, payload: JsonValue, options?: BeatOptions): Promise<void>;
   /** Member ids are unique in a store, whatever their group. */
   get(memberId: string, options?: WaitOptions): Promise<MemberHeartbeat | undefined>;

@@ -76,7 +76,8 @@ export interface Lease extends AsyncDisposable {
 export interface Lock {
   /**
    * Waits until the lock is held; TimeoutError after `wait` (with the last attempt's error as
-   * `cause` when attempts were failing), AbortError when `signal` fires. Backend errors known to
+   * `cause` when attempts were failing), even while a backend call hangs (a grant that call still
+   * brings is released), AbortError when `signal` fires. Backend errors known to
    * be transient are retried with backoff; any other error rejects at once, as itself.
    */
   acquire(name: string, options?: AcquireOptions): Promise<Lease>;
