@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { encodeError, type ErrorMessage } from '../protocol/error-message.js';
 import { ErrorCode, ProtocolError, UnsupportedVersionError } from '../protocol/errors.js';
-import { canEncodeSchemaChange, encodeEvent, type Event } from '../protocol/event.js';
+import { encodeEvent, type Event } from '../protocol/event.js';
 import { FrameDecoder, FrameFlag, Opcode, type Frame } from '../protocol/frame.js';
 import { decodeExecute, decodePrepare, decodeQuery, decodeRegister, decodeStartup } from '../protocol/requests.js';
 import { Reader } from '../protocol/reader.js';
@@ -527,8 +527,6 @@ export class ClientConnection {
       this.close();
       return false;
     }
-    // A v3 client cannot be told of function or aggregate changes: it is skipped, as Cassandra does.
-    if (event.type === 'SCHEMA_CHANGE' && !canEncodeSchemaChange(event, this.#out.version)) return false;
     this.#out.send({ stream: -1 }, Opcode.EVENT, encodeEvent(event, this.#out.version));
     this.#context.metrics.eventsSent.inc({ type: event.type });
     return true;
