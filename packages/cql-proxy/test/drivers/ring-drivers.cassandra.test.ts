@@ -2,9 +2,11 @@
 // distinct addresses and one port, both connected at once:
 // - the Apache gocql v2 (github.com/apache/cassandra-gocql-driver/v2, test/drivers/gocql2) with
 //   TokenAwareHostPolicy over DCAwareRoundRobinPolicy, protocol negotiated (v5) and LZ4 segments;
-// - the DataStax Java driver 3.x (cassandra-driver-core, test/drivers/java3), which reads
-//   system.peers (not peers_v2) its own way, TokenAwarePolicy over DCAwareRoundRobinPolicy,
-//   protocol V3 forced and SNAPPY frame compression.
+// - the DataStax Java driver 3.x (cassandra-driver-core, test/drivers/java3), which builds its
+//   metadata its own way, TokenAwarePolicy over DCAwareRoundRobinPolicy, protocol V3 forced and
+//   SNAPPY frame compression.
+// The proxies run with `peersV2: false`, as a pre-4.0 server: both read system.peers (gocql v2
+// never reads peers_v2; the Java driver 3.11 does when it exists and falls back on its error).
 // Each must see only the proxies (host ids, DC, rack, 8 tokens each, the token map), read schema
 // metadata through them, route token-aware to them, get events, and follow a proxy stopped and
 // started again.
@@ -79,7 +81,7 @@ function exec(cmd: string, args: string[]): Promise<void> {
 
   const start = async (id: string) => {
     const members = ids.map((m) => ({ id: m, address: hostOf(m), port }));
-    const proxy = { instanceId: id, heartbeat: { interval: '200ms', ttl: '3s' }, shutdown: { grace: '3s' } };
+    const proxy = { instanceId: id, heartbeat: { interval: '200ms', ttl: '3s' }, shutdown: { grace: '3s' }, peersV2: false };
     proxies.set(id, await startProxy(backend!, { id, host: hostOf(id), port, members, scope, proxy }));
   };
   const endpoint = (id: string) => `${hostOf(id)}:${port}`;

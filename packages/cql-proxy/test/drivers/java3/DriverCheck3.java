@@ -1,7 +1,7 @@
 // The DataStax Java driver 3.x (cassandra-driver-core) through the proxies. It builds its metadata
-// from system.local and system.peers itself (not peers_v2), with TokenAwarePolicy over
-// DCAwareRoundRobinPolicy, and reads commands on stdin, one JSON line out per command, so a test
-// can stop and start proxies between commands.
+// from system.local and system.peers_v2, or system.peers where peers_v2 is refused (a pre-4.0
+// server), with TokenAwarePolicy over DCAwareRoundRobinPolicy, and reads commands on stdin, one JSON
+// line out per command, so a test can stop and start proxies between commands.
 //
 //   report KS     hosts (address, host id, DC, rack, tokens, up), the host events it got, the
 //                 keyspaces and KS's tables from its schema metadata, the replicas of KS's key 1
