@@ -198,15 +198,19 @@ function exec(cmd: string, args: string[]): Promise<void> {
       await converged(proxies.values(), ids.length);
       for (const name of ['gocql2', 'java3'] as const) {
         await sees(name, ids);
+        // A host shown up may still be opening its pool: a failed round is tried again, and the last
+        // one is named if none succeeds.
+        let last: Work | undefined;
         const back = await until(
-          `${name} sends to proxy-c again`,
+          `${name} sends to proxy-c again with no error`,
           async () => {
-            const work = await driver(name).ask<Work>(`work ${keyspace} 12`);
-            expect(work.errors).toEqual([]);
-            return work.coordinators[endpoint('proxy-c')] ? work : undefined;
+            last = await driver(name).ask<Work>(`work ${keyspace} 12`);
+            return last.errors.length === 0 && last.coordinators[endpoint('proxy-c')] ? last : undefined;
           },
           60_000,
-        );
+        ).catch((error: Error) => {
+          throw new Error(`${error.message}; last round: ${JSON.stringify(last)}`);
+        });
         checkWork(back, ids);
       }
       // gocql heard it over its control connection (EVENT frames), the Java driver through its host listener.
@@ -214,7 +218,7 @@ function exec(cmd: string, args: string[]): Promise<void> {
       const total = (events: Record<string, number>) => Object.values(events).reduce((a, b) => a + b, 0);
       expect(total(eventsAfter)).toBeGreaterThan(total(eventsBefore));
       const javaEvents = (await driver('java3').ask<Report>('report')).events;
-      expect(javaEvents).toMatchObject({ [`remove ${endpoint('proxy-c')}`]: 1 });
+      expect(javaEvents[`remove ${endpoint('proxy-c')}`]).toBeGreaterThanOrEqual(1);
       expect(javaEvents[`add ${endpoint('proxy-c')}`]).toBeGreaterThanOrEqual(2);
     },
     TIMEOUT,
