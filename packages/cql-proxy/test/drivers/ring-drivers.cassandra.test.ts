@@ -44,6 +44,8 @@ interface Report {
   nodes: Node[];
   /** gocql: EVENT frames read, per connection; Java: host listener calls, "down 127.0.0.93:port". */
   events: Record<string, number>;
+  /** gocql only: the frames it has read, by protocol version ("v5"). */
+  versions?: Record<string, number>;
   keyspaces: string[];
   tables?: string[];
   error?: string;
@@ -157,7 +159,10 @@ function exec(cmd: string, args: string[]): Promise<void> {
   it(
     'both see only the proxies: their host ids, DC, rack and 8 tokens each; the Java token map has 24 ranges',
     async () => {
-      checkRing(await sees('gocql2', ids));
+      const gocql = await sees('gocql2', ids);
+      checkRing(gocql);
+      // It negotiated v5 (LZ4 segments, then) and read nothing in another version.
+      expect(Object.keys(gocql.versions!)).toEqual(['v5']);
       const java3 = await sees('java3', ids);
       checkRing(java3);
       expect(java3).toMatchObject({ tokenRanges: 24, partitioner: 'org.apache.cassandra.dht.Murmur3Partitioner', schemaAgreement: true });

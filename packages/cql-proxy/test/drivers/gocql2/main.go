@@ -2,7 +2,8 @@
 // TokenAwareHostPolicy over DCAwareRoundRobinPolicy, then reads commands on stdin, one JSON line
 // out per command, so a test can stop and start proxies between commands.
 //
-//	report          the ring as gocql sees it, the EVENT frames it has read, schema through the proxies
+//	report [KS]     the ring as gocql sees it, the EVENT frames it has read and the protocol versions of
+//	                all it has read, the keyspaces (and KS's tables) from metadata read through the proxies
 //	work KS N       N token-aware prepared writes and reads; who coordinated them, and system.local
 //	                read on each host by its host id (each proxy must answer about itself)
 //	quit
@@ -40,6 +41,7 @@ type node struct {
 type report struct {
 	Nodes     []node         `json:"nodes"`
 	Events    map[string]int `json:"events"`
+	Versions  map[string]int `json:"versions"`
 	Keyspaces []string       `json:"keyspaces,omitempty"`
 	Tables    []string       `json:"tables,omitempty"`
 	Error     string         `json:"error,omitempty"`
@@ -52,33 +54,40 @@ type work struct {
 	Errors       []string          `json:"errors"`
 }
 
-// eventCounter counts the EVENT frames gocql reads (opcode 0x0C), per connection address.
+// eventCounter counts the EVENT frames gocql reads (opcode 0x0C), per connection address, and
+// the protocol versions of every frame it reads.
 type eventCounter struct {
-	mu     sync.Mutex
-	counts map[string]int
+	mu       sync.Mutex
+	counts   map[string]int
+	versions map[string]int
 }
 
 func (e *eventCounter) ObserveFrameHeader(_ context.Context, h gocql.ObservedFrameHeader) {
-	if h.Opcode.String() != "EVENT" {
-		return
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.counts[h.Host.ConnectAddressAndPort()]++
+	e.versions[fmt.Sprintf("v%d", byte(h.Version)&0x7f)]++
+	if h.Opcode.String() == "EVENT" {
+		e.counts[h.Host.ConnectAddressAndPort()]++
+	}
 }
 
-func (e *eventCounter) snapshot() map[string]int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	copied := make(map[string]int, len(e.counts))
-	for k, v := range e.counts {
+func copyCounts(m map[string]int) map[string]int {
+	copied := make(map[string]int, len(m))
+	for k, v := range m {
 		copied[k] = v
 	}
 	return copied
 }
 
+func (e *eventCounter) snapshot() (events, versions map[string]int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return copyCounts(e.counts), copyCounts(e.versions)
+}
+
 func ringReport(session *gocql.Session, events *eventCounter, keyspace string) report {
-	r := report{Events: events.snapshot()}
+	r := report{}
+	r.Events, r.Versions = events.snapshot()
 	for _, h := range session.GetHosts() {
 		r.Nodes = append(r.Nodes, node{
 			Address: h.ConnectAddressAndPort(),
@@ -182,7 +191,7 @@ func main() {
 	case "snappy":
 		cluster.Compressor = snappy.SnappyCompressor{}
 	}
-	events := &eventCounter{counts: map[string]int{}}
+	events := &eventCounter{counts: map[string]int{}, versions: map[string]int{}}
 	cluster.FrameHeaderObserver = events
 	session, err := cluster.CreateSession()
 	out := json.NewEncoder(os.Stdout)
