@@ -1,5 +1,5 @@
 // Third-party Cassandra drivers for the proxy's driver tests, cached outside the repo:
-//   the Python cassandra-driver (pure Python) in a venv, and the Java driver 4.x jars via Maven.
+//   the Python cassandra-driver (pure Python) in a venv, and the Java driver 4.x and 3.x jars via Maven.
 // Each is installed on first use into a temporary sibling and renamed into place when complete.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
@@ -8,6 +8,13 @@ import { atomicDir, cacheDir, log, run } from './lib.mjs';
 
 export const PYTHON_DRIVER_VERSION = process.env.MUSTER_PY_CASSANDRA_DRIVER || '3.30.1';
 export const JAVA_DRIVER_VERSION = process.env.MUSTER_JAVA_DRIVER || '4.17.0';
+// The 3.x line (com.datastax.cassandra:cassandra-driver-core) builds its metadata from system.peers
+// its own way; lz4-java and snappy-java are what its LZ4 and SNAPPY frame compression load.
+export const JAVA_DRIVER3_VERSION = process.env.MUSTER_JAVA_DRIVER3 || '3.11.5';
+const JAVA_DRIVER3_COMPRESSION = [
+  ['org.lz4', 'lz4-java', '1.8.0'],
+  ['org.xerial.snappy', 'snappy-java', '1.1.10.5'],
+];
 
 /** Whether `cmd args` runs at all (the tool is installed). */
 export function hasTool(cmd, args = ['--version']) {
@@ -36,7 +43,14 @@ export async function pythonDriver() {
   return { python, version: PYTHON_DRIVER_VERSION };
 }
 
-const pom = (version) => `<?xml version="1.0" encoding="UTF-8"?>
+const dependency = ([group, artifact, version]) => `    <dependency>
+      <groupId>${group}</groupId>
+      <artifactId>${artifact}</artifactId>
+      <version>${version}</version>
+    </dependency>
+`;
+
+const pom = (dependencies) => `<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>muster.testenv</groupId>
@@ -44,23 +58,18 @@ const pom = (version) => `<?xml version="1.0" encoding="UTF-8"?>
   <version>1</version>
   <packaging>pom</packaging>
   <dependencies>
-    <dependency>
-      <groupId>com.datastax.oss</groupId>
-      <artifactId>java-driver-core</artifactId>
-      <version>${version}</version>
-    </dependency>
-  </dependencies>
+${dependencies.map(dependency).join('')}  </dependencies>
 </project>
 `;
 
-/** A folder of the Java driver's runtime jars (java-driver-core and its dependencies). */
-export async function javaDriverJars() {
-  const dir = join(cacheDir(), `java-driver-${JAVA_DRIVER_VERSION}`, 'lib');
-  if (existsSync(join(dir, `java-driver-core-${JAVA_DRIVER_VERSION}.jar`))) return { dir, version: JAVA_DRIVER_VERSION };
-  log(`java-driver ${JAVA_DRIVER_VERSION}: fetching jars from Maven Central into ${dir}`);
+/** A folder of the runtime jars of `dependencies` ([group, artifact, version]); `main` is the jar that proves it complete. */
+async function mavenJars(folder, main, dependencies) {
+  const dir = join(cacheDir(), folder, 'lib');
+  if (existsSync(join(dir, main))) return dir;
+  log(`${main}: fetching jars from Maven Central into ${dir}`);
   await atomicDir(dir, async (tmp) => {
     const pomFile = join(tmp, 'pom.xml');
-    writeFileSync(pomFile, pom(JAVA_DRIVER_VERSION));
+    writeFileSync(pomFile, pom(dependencies));
     await run('mvn', [
       '-q',
       '-B',
@@ -72,9 +81,22 @@ export async function javaDriverJars() {
       '-DincludeScope=runtime',
       `-DoutputDirectory=${tmp}`,
     ]);
-    if (!readdirSync(tmp).includes(`java-driver-core-${JAVA_DRIVER_VERSION}.jar`)) {
-      throw new Error(`java-driver-core-${JAVA_DRIVER_VERSION}.jar missing after mvn`);
-    }
+    if (!readdirSync(tmp).includes(main)) throw new Error(`${main} missing after mvn`);
   });
+  return dir;
+}
+
+/** A folder of the Java driver's runtime jars (java-driver-core and its dependencies). */
+export async function javaDriverJars() {
+  const dependencies = [['com.datastax.oss', 'java-driver-core', JAVA_DRIVER_VERSION]];
+  const dir = await mavenJars(`java-driver-${JAVA_DRIVER_VERSION}`, `java-driver-core-${JAVA_DRIVER_VERSION}.jar`, dependencies);
   return { dir, version: JAVA_DRIVER_VERSION };
+}
+
+/** A folder of the Java driver 3.x's runtime jars (cassandra-driver-core, its dependencies, lz4-java, snappy-java). */
+export async function javaDriver3Jars() {
+  const dependencies = [['com.datastax.cassandra', 'cassandra-driver-core', JAVA_DRIVER3_VERSION], ...JAVA_DRIVER3_COMPRESSION];
+  const main = `cassandra-driver-core-${JAVA_DRIVER3_VERSION}.jar`;
+  const dir = await mavenJars(`java-driver3-${JAVA_DRIVER3_VERSION}`, main, dependencies);
+  return { dir, version: JAVA_DRIVER3_VERSION };
 }

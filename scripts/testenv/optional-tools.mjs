@@ -43,6 +43,12 @@ export const OPTIONAL_TOOLS = {
     why: 'go is not installed',
     how: 'install Go (https://go.dev/dl/, the version scripts/testenv/k8s/go.mod names); the gocql program is built on first use',
   },
+  // The Apache gocql v2 check program: one module from the Go module proxy, built on first use.
+  gocql2: {
+    present: () => runs('go', ['version']),
+    why: 'go is not installed',
+    how: 'install Go (https://go.dev/dl/, the version scripts/testenv/k8s/go.mod names); the gocql v2 check program is built on first use',
+  },
   openssl: {
     present: () => runs('openssl', ['version']),
     why: 'openssl is not installed',

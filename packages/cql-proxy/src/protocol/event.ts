@@ -1,12 +1,13 @@
-import { encodingError, ProtocolError } from './errors.js';
+import { ProtocolError } from './errors.js';
 import { Reader, type InetAddress } from './reader.js';
 import { Writer } from './writer.js';
 
 /**
  * EVENT bodies (spec §4.2.6) and the Schema_change RESULT, which shares SCHEMA_CHANGE's body.
  * v3 knows KEYSPACE, TABLE and TYPE targets; v4 adds FUNCTION and AGGREGATE with their argument
- * types. A change v3 cannot express is refused by the encoder; {@link canEncodeSchemaChange} lets
- * a fan-out skip v3 clients instead.
+ * types. A v3 client is told of a function or aggregate change as `UPDATED KEYSPACE <keyspace>`,
+ * as Cassandra tells it (`Event.SchemaChange.serializeEvent`): a driver refreshes that keyspace's
+ * metadata, functions and aggregates included, where a skipped event would leave them stale.
  */
 export const EventType = {
   TOPOLOGY_CHANGE: 'TOPOLOGY_CHANGE',
@@ -47,14 +48,14 @@ export function readSchemaChange(r: Reader): SchemaChange {
   }
 }
 
-export function canEncodeSchemaChange(change: SchemaChange, version: number): boolean {
-  return version >= 4 || (change.target !== 'FUNCTION' && change.target !== 'AGGREGATE');
+/** The change as `version` can express it: before v4 a function or aggregate change is its keyspace's update. */
+function schemaChangeIn(c: SchemaChange, version: number): SchemaChange {
+  if (version >= 4 || (c.target !== 'FUNCTION' && c.target !== 'AGGREGATE')) return c;
+  return { change: 'UPDATED', target: 'KEYSPACE', keyspace: c.keyspace };
 }
 
-export function writeSchemaChange(w: Writer, c: SchemaChange, version: number): void {
-  if (!canEncodeSchemaChange(c, version)) {
-    throw encodingError(`A ${c.target} schema change cannot be sent in protocol v${version}`);
-  }
+export function writeSchemaChange(w: Writer, change: SchemaChange, version: number): void {
+  const c = schemaChangeIn(change, version);
   w.writeString(c.change).writeString(c.target).writeString(c.keyspace);
   if (c.target === 'KEYSPACE') return;
   w.writeString(c.name);

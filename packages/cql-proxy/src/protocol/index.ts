@@ -84,7 +84,7 @@ export {
   type Supported,
 } from './responses.js';
 export { decodeError, encodeError, type ErrorDetails, type ErrorMessage } from './error-message.js';
-export { canEncodeSchemaChange, decodeEvent, encodeEvent, EventType, type Event, type SchemaChange } from './event.js';
+export { decodeEvent, encodeEvent, EventType, type Event, type SchemaChange } from './event.js';
 export {
   decodeResult,
   encodeResult,

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { encodeError, type ErrorMessage } from '../protocol/error-message.js';
 import { ErrorCode, ProtocolError, UnsupportedVersionError } from '../protocol/errors.js';
-import { canEncodeSchemaChange, encodeEvent, type Event } from '../protocol/event.js';
+import { encodeEvent, type Event } from '../protocol/event.js';
 import { FrameDecoder, FrameFlag, Opcode, type Frame } from '../protocol/frame.js';
 import { decodeExecute, decodePrepare, decodeQuery, decodeRegister, decodeStartup } from '../protocol/requests.js';
 import { Reader } from '../protocol/reader.js';
@@ -31,6 +31,7 @@ import { isWriteStatement } from '../virtual/statement-target.js';
 import { isSchemaChangeResult } from './schema-agreement.js';
 import { ReplicaConnections } from './replica-connections.js';
 import { decodeAuthenticate } from '../protocol/responses.js';
+import { startupCompression } from './startup-compression.js';
 import { recoverUnprepared, rememberPrepared, type RecoveryScope } from './prepared-recovery.js';
 import { ReplicaRoute, type RouteTarget } from './replica-route.js';
 
@@ -354,13 +355,11 @@ export class ClientConnection {
   #startup(frame: Frame, started: number): void {
     const startup = decodeStartup(this.#body(frame));
     this.#driverName = startup.options.get('DRIVER_NAME');
-    const compression = startup.options.get('COMPRESSION');
-    const codec = compression ? this.#context.codec(compression) : undefined;
-    if (compression && (!codec || (frame.version >= 5 && compression !== 'lz4'))) {
-      return this.#out.reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: `Unsupported compression ${compression}` } });
-    }
+    const settled = startupCompression(startup.options.get('COMPRESSION'), frame.version, (name) => this.#context.codec(name));
+    if ('refusal' in settled) return this.#out.reply(frame, { error: { code: ErrorCode.PROTOCOL_ERROR, message: settled.refusal } });
+    const compression = settled.name;
     // v5 compresses segments, not frame bodies.
-    if (frame.version < 5) this.#out.codec = codec;
+    if (frame.version < 5) this.#out.codec = settled.codec;
     this.#handshake.startupSent();
     this.#route?.connections.close();
     const { router, config, metrics } = this.#context;
@@ -527,8 +526,6 @@ export class ClientConnection {
       this.close();
       return false;
     }
-    // A v3 client cannot be told of function or aggregate changes: it is skipped, as Cassandra does.
-    if (event.type === 'SCHEMA_CHANGE' && !canEncodeSchemaChange(event, this.#out.version)) return false;
     this.#out.send({ stream: -1 }, Opcode.EVENT, encodeEvent(event, this.#out.version));
     this.#context.metrics.eventsSent.inc({ type: event.type });
     return true;

@@ -7,7 +7,7 @@ import { UNSET } from '../../src/protocol/reader.js';
 import { DataTypeId, types, type DataType } from '../../src/protocol/types.js';
 import { joinBody, openFrame, sealFrame, splitBody } from '../../src/protocol/envelope.js';
 import { lz4, snappy } from '../../src/protocol/compression.js';
-import { decodeEvent, encodeEvent, canEncodeSchemaChange } from '../../src/protocol/event.js';
+import { decodeEvent, encodeEvent } from '../../src/protocol/event.js';
 import { decodeQuery, decodeRegister, encodeRegister } from '../../src/protocol/requests.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
@@ -257,11 +257,15 @@ describe('spec layouts', () => {
     expect(decodeEvent(e)).toEqual({ type: 'TOPOLOGY_CHANGE', change: 'REMOVED_NODE', address: { address: '127.0.0.2', port: 9042 } });
   });
 
-  it('a FUNCTION schema change cannot be sent to a v3 client', () => {
-    const change = { change: 'CREATED', target: 'FUNCTION', keyspace: 'ks', name: 'f', argumentTypes: [] } as const;
-    expect(canEncodeSchemaChange(change, 3)).toBe(false);
-    expect(() => encodeEvent({ type: 'SCHEMA_CHANGE', ...change }, 3)).toThrow(ProtocolError);
-  });
+  it.each(['FUNCTION', 'AGGREGATE'] as const)(
+    'a %s schema change reaches a v3 client as its keyspace UPDATED, as Cassandra sends it',
+    (target) => {
+      const change = { type: 'SCHEMA_CHANGE', change: 'CREATED', target, keyspace: 'ks', name: 'f', argumentTypes: ['int'] } as const;
+      expect(encodeEvent(change, 3)).toEqual(Buffer.concat([str('SCHEMA_CHANGE'), str('UPDATED'), str('KEYSPACE'), str('ks')]));
+      expect(decodeEvent(encodeEvent(change, 3))).toEqual({ type: 'SCHEMA_CHANGE', change: 'UPDATED', target: 'KEYSPACE', keyspace: 'ks' });
+      expect(decodeEvent(encodeEvent(change, 4))).toEqual(change);
+    },
+  );
 
   it('refuses unknown opcodes, result kinds, events and query flags', () => {
     expect(() => decodeMessage(0x04, Buffer.alloc(0), 4)).toThrow(/Unknown opcode 0x04/);

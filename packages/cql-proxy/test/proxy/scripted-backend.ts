@@ -1,6 +1,7 @@
 import { BufferBudget } from '../../src/proxy/buffer-budget.js';
 import { createServer, type Server } from 'node:net';
 import { ProxyMetrics } from '../../src/http/metrics.js';
+import { frameCompression } from '../../src/protocol/compression.js';
 import { Opcode, type Frame } from '../../src/protocol/frame.js';
 import type { BackendConnection } from '../../src/proxy/backend-connection.js';
 import type { BackendView } from '../../src/proxy/backend-cluster.js';
@@ -127,7 +128,8 @@ export async function scriptedProxy(script: Script): Promise<{
     intercept: createSystemTableIntercept({ config, backend: () => backend, view: () => view, gossipGeneration: 1_700_000_000 }),
     prepared: new PreparedCache(100),
     supportedOptions: () => new Map([['CQL_VERSION', ['3.4.7']]]),
-    codec: () => undefined,
+    // As the proxy's own: the compressions the backend's SUPPORTED lists.
+    codec: (name) => (backend.compression.includes(name) ? frameCompression(name) : undefined),
     connectBackend: () => Promise.resolve(connection),
     // One scripted node: nothing to route to.
     router: undefined,
