@@ -110,6 +110,7 @@ export class ClientConnection {
       maxFrameBytes: context.config.limits.maxFrameBytes,
       localAddress: () => this.localAddress,
       closed: () => this.#closed,
+      footprint: context.backendFootprint,
     });
     this.#recovery = {
       prepared: context.prepared,
@@ -487,7 +488,7 @@ export class ClientConnection {
     } else if (response.opcode === Opcode.ERROR) {
       this.#out.relayedError(frame, response);
     } else {
-      this.#out.write(frame.stream, response.opcode, response.flags, response.body);
+      this.#out.relayed(frame, response);
     }
     this.#context.metrics.forwardedDuration.observe((performance.now() - started) / 1e3);
     forwarding?.answered?.(response.opcode, response);

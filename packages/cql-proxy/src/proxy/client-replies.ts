@@ -6,8 +6,10 @@ import { decodeResult, encodeResult, type Result } from '../protocol/result.js';
 import type { FrameCompression } from '../protocol/compression.js';
 import type { ProxyMetrics } from '../http/metrics.js';
 import { BackendConnectionError } from './backend-connection.js';
+import type { BackendFootprint } from './backend-footprint.js';
 import { hideNodeAddresses, withoutNodeAddresses } from './error-addresses.js';
 import type { FrameWriter } from './frame-writer.js';
+import { withClientWarnings } from './response-warnings.js';
 
 /** An answer the proxy gives itself instead of forwarding. */
 export type LocalAnswer = { readonly result: Result } | { readonly error: ErrorMessage };
@@ -35,16 +37,25 @@ export class ClientReplies {
   /** The address the client dialled, which replaces node addresses in errors. */
   readonly #localAddress: () => string;
   readonly #closed: () => boolean;
+  /** The backend's node addresses, host ids and tokens, which warnings must not show. */
+  readonly #footprint: () => BackendFootprint;
 
   constructor(
     writer: FrameWriter,
-    options: { metrics: ProxyMetrics; maxFrameBytes: number; localAddress: () => string; closed: () => boolean },
+    options: {
+      metrics: ProxyMetrics;
+      maxFrameBytes: number;
+      localAddress: () => string;
+      closed: () => boolean;
+      footprint: () => BackendFootprint;
+    },
   ) {
     this.writer = writer;
     this.#metrics = options.metrics;
     this.#maxFrameBytes = options.maxFrameBytes;
     this.#localAddress = options.localAddress;
     this.#closed = options.closed;
+    this.#footprint = options.footprint;
   }
 
   /** A backend answer's message: decompressed, past the tracing id, warnings and custom payload its flags announce. */
@@ -102,6 +113,25 @@ export class ClientReplies {
       // An ERROR the proxy cannot read is passed on as it is; the client cannot read it either.
     }
     if (hidden) this.send(request, Opcode.ERROR, hidden);
+    else this.relayed(request, response);
+  }
+
+  /**
+   * A backend answer passed on as it came, unless it carries warnings: those are shown as the
+   * virtual cluster's client may read them (response-warnings.ts). The flag test is all that other
+   * answers pay.
+   */
+  relayed(request: Request, response: Frame): void {
+    if ((response.flags & FrameFlag.WARNING) === 0) return this.write(request.stream, response.opcode, response.flags, response.body);
+    let scrubbed: { readonly flags: number; readonly body: Buffer } | undefined;
+    try {
+      scrubbed = withClientWarnings(response, this.codec, this.#maxFrameBytes, this.#localAddress(), this.#footprint());
+    } catch (error) {
+      // Warnings the proxy cannot read could name anything: they are not passed on unread.
+      this.failure(request, new Error(`the backend's answer could not be read: ${(error as Error)?.message ?? String(error)}`));
+      return;
+    }
+    if (scrubbed) this.write(request.stream, response.opcode, scrubbed.flags, scrubbed.body);
     else this.write(request.stream, response.opcode, response.flags, response.body);
   }
 

@@ -19,7 +19,7 @@ const WITH_REASON_MAP = new Set<number>([ErrorCode.READ_FAILURE, ErrorCode.WRITE
 /** The ERROR body with every node address replaced by `shown`; the same Buffer when there was none. */
 export function hideNodeAddresses(body: Buffer, version: number, shown: string): Buffer {
   const error = decodeError(body);
-  const message = error.message.replace(ENDPOINT, `/${shown}`);
+  const message = withShownEndpoints(error.message, shown);
   let trailer = error.trailer;
   if (version >= 5 && WITH_REASON_MAP.has(error.code) && trailer) {
     // <consistency><received><blockfor><reasonmap>, then a byte (read) or a string (write) kept as is.
@@ -35,6 +35,11 @@ export function hideNodeAddresses(body: Buffer, version: number, shown: string):
   }
   if (message === error.message && trailer === error.trailer) return body;
   return encodeError({ ...error, message, ...(trailer ? { trailer } : {}) });
+}
+
+/** `text` with every `/address[:port]` replaced by `/shown`. */
+export function withShownEndpoints(text: string, shown: string): string {
+  return text.replace(ENDPOINT, `/${shown}`);
 }
 
 /** `host:port` as the proxy's own messages write a backend node (an IP, a bracketed IPv6 or a name). */

@@ -30,6 +30,9 @@ export const SYSTEM_KEYSPACES = [
 const NODES = 'it names the backend nodes';
 const RANGES = "it holds the backend's token ranges";
 const CONFIG = "it shows the backend node's configuration, addresses included";
+const PREPARED =
+  'it holds the texts of the statements every client of that backend node prepared (directly or through any proxy), ' +
+  "which may name backend nodes (a direct client's WHERE peer = '10.0.0.2')";
 
 /** Refused tables and why; every other table of a keyspace with a `pass` default passes. */
 const refused: Record<string, Record<string, string>> = {
@@ -39,6 +42,7 @@ const refused: Record<string, Record<string, string>> = {
     paxos_repair_history: RANGES,
     peer_events: NODES,
     peer_events_v2: NODES,
+    prepared_statements: PREPARED,
     repairs: NODES,
     size_estimates: RANGES,
     table_estimates: RANGES,
@@ -81,7 +85,6 @@ const passed: Record<string, readonly string[]> = {
     'built_views',
     'compaction_history',
     'paxos',
-    'prepared_statements',
     'sstable_activity',
     'sstable_activity_v2',
     'top_partitions',
