@@ -9,7 +9,7 @@ import { BackendConnectionError } from './backend-connection.js';
 import type { BackendFootprint } from './backend-footprint.js';
 import { hideNodeAddresses, withoutNodeAddresses } from './error-addresses.js';
 import type { FrameWriter } from './frame-writer.js';
-import { withClientWarnings } from './response-warnings.js';
+import { withClientWarnings, withoutFootprint } from './response-warnings.js';
 
 /** An answer the proxy gives itself instead of forwarding. */
 export type LocalAnswer = { readonly result: Result } | { readonly error: ErrorMessage };
@@ -102,12 +102,16 @@ export class ClientReplies {
     this.send(request, Opcode.RESULT, body);
   }
 
-  /** A backend ERROR, with the node addresses it may name replaced by the one this client dialled. */
+  /**
+   * A backend ERROR, with the node addresses it may name replaced by the one this client dialled,
+   * and the ring tokens and host ids hidden (a tombstone abort quotes the node's sub-range query).
+   */
   relayedError(request: Request, response: Frame): void {
     let hidden: Buffer | undefined;
     try {
       const body = this.open(response);
-      const scrubbed = hideNodeAddresses(body, request.version, this.#localAddress());
+      const shown = this.#localAddress();
+      const scrubbed = hideNodeAddresses(body, request.version, shown, (message) => withoutFootprint(message, shown, this.#footprint()));
       if (scrubbed !== body) hidden = scrubbed;
     } catch {
       // An ERROR the proxy cannot read is passed on as it is; the client cannot read it either.

@@ -16,10 +16,13 @@ const ENDPOINT = /\/(?:\d{1,3}(?:\.\d{1,3}){3}|\[?[0-9a-fA-F]*:[0-9a-fA-F:]*:[0-
 
 const WITH_REASON_MAP = new Set<number>([ErrorCode.READ_FAILURE, ErrorCode.WRITE_FAILURE]);
 
-/** The ERROR body with every node address replaced by `shown`; the same Buffer when there was none. */
-export function hideNodeAddresses(body: Buffer, version: number, shown: string): Buffer {
+/**
+ * The ERROR body with every node address replaced by `shown`; the same Buffer when there was none.
+ * `rewrite` also hides what else of the backend the message may name (its ring tokens, host ids).
+ */
+export function hideNodeAddresses(body: Buffer, version: number, shown: string, rewrite?: (message: string) => string): Buffer {
   const error = decodeError(body);
-  const message = withShownEndpoints(error.message, shown);
+  const message = rewrite ? rewrite(error.message) : withShownEndpoints(error.message, shown);
   let trailer = error.trailer;
   if (version >= 5 && WITH_REASON_MAP.has(error.code) && trailer) {
     // <consistency><received><blockfor><reasonmap>, then a byte (read) or a string (write) kept as is.

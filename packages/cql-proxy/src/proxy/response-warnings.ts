@@ -33,7 +33,15 @@ export const HIDDEN_HOST_ID = '<backend host id>';
 /** One warning as a client of the proxy may read it; undefined when it is not passed on at all. */
 export function clientWarning(warning: string, shown: string, footprint: BackendFootprint): string | undefined {
   if (NODE_COUNT.test(warning)) return undefined;
-  return withShownEndpoints(warning, shown)
+  return withoutFootprint(warning, shown, footprint);
+}
+
+/**
+ * `text` (a warning, an error message) with the backend's node endpoints shown as `shown` and its
+ * ring tokens and host ids hidden; the same string when it names none of them.
+ */
+export function withoutFootprint(text: string, shown: string, footprint: BackendFootprint): string {
+  return withShownEndpoints(text, shown)
     .replace(BARE_IPV4, (address) => (footprint.addresses.has(address) ? shown : address))
     .replace(INTEGER, (n) => (footprint.tokens.has(n) ? HIDDEN_TOKEN : n))
     .replace(UUID, (id) => (footprint.hostIds.has(id.toLowerCase()) ? HIDDEN_HOST_ID : id));

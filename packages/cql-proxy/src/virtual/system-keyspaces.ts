@@ -30,6 +30,9 @@ export const SYSTEM_KEYSPACES = [
 const NODES = 'it names the backend nodes';
 const RANGES = "it holds the backend's token ranges";
 const CONFIG = "it shows the backend node's configuration, addresses included";
+const QUERIES =
+  'it lists the statements the backend node is running for every client (directly or through any proxy), whose texts ' +
+  "may name backend nodes (a direct client's WHERE peer = '10.0.0.2')";
 const PREPARED =
   'it holds the texts of the statements every client of that backend node prepared (directly or through any proxy), ' +
   "which may name backend nodes (a direct client's WHERE peer = '10.0.0.2')";
@@ -52,6 +55,7 @@ const refused: Record<string, Record<string, string>> = {
   },
   system_views: {
     clients: 'it lists the connections the backend node sees, which are the proxies, not this client',
+    queries: QUERIES,
     gossip_info: NODES,
     internode_inbound: NODES,
     internode_outbound: NODES,
@@ -109,7 +113,6 @@ const passed: Record<string, readonly string[]> = {
     'max_sstable_size',
     'network_permissions_cache_keys',
     'permissions_cache_keys',
-    'queries',
     'roles_cache_keys',
     'rows_per_read',
     'sai_column_indexes',

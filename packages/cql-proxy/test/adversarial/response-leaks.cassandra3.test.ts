@@ -191,7 +191,7 @@ function partitionPerNode(ring: ReadonlySet<string>): number[] {
   );
 
   it(
-    "system.prepared_statements is refused: it holds other clients' statement texts, which may name backend nodes",
+    "system.prepared_statements and system_views.queries are refused: they hold other clients' statement texts, which may name backend nodes",
     async () => {
       const [first, second] = [...identity.addresses].sort();
       // A direct client of every node prepares a statement naming another node.
@@ -210,11 +210,16 @@ function partitionPerNode(ring: ReadonlySet<string>): number[] {
         }
       }
       const p = await probe();
-      for (const statement of ['SELECT * FROM system.prepared_statements', 'SELECT query_string FROM system."prepared_statements"']) {
+      for (const [statement, table] of [
+        ['SELECT * FROM system.prepared_statements', 'system.prepared_statements'],
+        ['SELECT query_string FROM system."prepared_statements"', 'system.prepared_statements'],
+        // Running statements, whose texts may name nodes as well.
+        ['SELECT * FROM system_views.queries', 'system_views.queries'],
+      ] as const) {
         const answer = await p.query(statement);
         expect(found(answer)).toEqual([]);
         expect(errorOf(answer)?.code).toBe(ErrorCode.INVALID);
-        expect(errorOf(answer)?.message).toMatch(/system\.prepared_statements is not served through the proxy/);
+        expect(errorOf(answer)?.message).toContain(`${table} is not served through the proxy`);
       }
     },
     TIMEOUT,
