@@ -48,7 +48,13 @@ export function withShownEndpoints(text: string, shown: string): string {
 /** `host:port` as the proxy's own messages write a backend node (an IP, a bracketed IPv6 or a name). */
 const HOST_PORT = /(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*):\d{1,5}\b/g;
 
-/** A message about a backend failure with each `host:port` it names replaced by "a backend node". */
+/**
+ * An address without a port, as Node.js's own errors write one: "IP: 10.0.0.2 is not in the cert's
+ * list: 10.0.0.1" (a TLS altname mismatch), "EHOSTUNREACH 10.0.0.2".
+ */
+const BARE_ADDRESS = /(?<![\w.:])(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F]*:[0-9a-fA-F]*:[0-9a-fA-F.:]*)(?![\w.:])/g;
+
+/** A message about a backend failure with each `host:port`, and each bare address, it names replaced by "a backend node". */
 export function withoutNodeAddresses(message: string): string {
-  return message.replace(HOST_PORT, 'a backend node');
+  return message.replace(HOST_PORT, 'a backend node').replace(BARE_ADDRESS, 'a backend node');
 }
