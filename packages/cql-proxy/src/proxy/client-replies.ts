@@ -1,7 +1,7 @@
 import { encodeError, type ErrorMessage } from '../protocol/error-message.js';
 import { ErrorCode, ProtocolError } from '../protocol/errors.js';
 import { openFrame } from '../protocol/envelope.js';
-import { FrameFlag, Opcode, type Frame } from '../protocol/frame.js';
+import { FrameFlag, MAX_BODY_LENGTH, Opcode, type Frame } from '../protocol/frame.js';
 import { decodeResult, encodeResult, type Result } from '../protocol/result.js';
 import type { FrameCompression } from '../protocol/compression.js';
 import type { ProxyMetrics } from '../http/metrics.js';
@@ -129,7 +129,8 @@ export class ClientReplies {
     if ((response.flags & FrameFlag.WARNING) === 0) return this.write(request.stream, response.opcode, response.flags, response.body);
     let scrubbed: { readonly flags: number; readonly body: Buffer } | undefined;
     try {
-      scrubbed = withClientWarnings(response, this.codec, this.#maxFrameBytes, this.#localAddress(), this.#footprint());
+      // Answers may be as large as the spec allows; maxFrameBytes bounds requests only.
+      scrubbed = withClientWarnings(response, this.codec, MAX_BODY_LENGTH, this.#localAddress(), this.#footprint());
     } catch (error) {
       // Warnings the proxy cannot read could name anything: they are not passed on unread.
       this.failure(request, new Error(`the backend's answer could not be read: ${(error as Error)?.message ?? String(error)}`));

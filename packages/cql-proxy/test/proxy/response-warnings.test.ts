@@ -172,6 +172,35 @@ describe('warnings through a client connection', () => {
     expect(message).toEqual(VOID);
   });
 
+  it('a compressed answer larger than limits.maxFrameBytes (which bounds requests) still has its warnings rewritten', async () => {
+    const rows = Buffer.concat([VOID, Buffer.alloc(64 * 1024, 1)]);
+    const proxy = await scriptedProxy(warningBackend(Opcode.RESULT, rows, WARNINGS, 'lz4'));
+    running.push(proxy);
+    proxy.context.codec = (name) => frameCompression(name);
+    (proxy.context.config.limits as { maxFrameBytes: number }).maxFrameBytes = 16 * 1024;
+    const client = await RawClient.open(proxy.address);
+    running.push({ close: async () => client.close() });
+    client.send(
+      4,
+      1,
+      Opcode.STARTUP,
+      encodeStartup({
+        options: new Map([
+          ['CQL_VERSION', '3.0.0'],
+          ['COMPRESSION', 'lz4'],
+        ]),
+      }),
+    );
+    expect((await client.next(1))?.opcode).toBe(Opcode.READY);
+    client.useCompression('lz4');
+    client.send(4, 2, Opcode.QUERY, encodeQuery({ query: 'SELECT * FROM ks.t', parameters: { consistency: Consistency.ONE } }, 4));
+    const frame = (await client.next(2))!;
+    expect(frame.opcode).toBe(Opcode.RESULT);
+    const { extras, message } = splitBody({ ...frame, flags: frame.flags & ~FrameFlag.COMPRESSION });
+    expect(extras.warnings).toHaveLength(4);
+    expect(message).toEqual(rows);
+  });
+
   it('an answer whose warnings need no change comes through as the backend sent it', async () => {
     const frame = await answerThrough(warningBackend(Opcode.RESULT, VOID, [HARMLESS]), 4);
     expect(frame.flags).toBe(EXTRA_FLAGS);
