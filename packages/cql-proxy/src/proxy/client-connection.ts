@@ -29,6 +29,7 @@ import { PreparedCache } from './prepared-cache.js';
 import { batchRefusal } from './batch-check.js';
 import { isWriteStatement } from '../virtual/statement-target.js';
 import { isSchemaChangeResult } from './schema-agreement.js';
+import { keyspaceSet } from './keyspace-change.js';
 import { ReplicaConnections } from './replica-connections.js';
 import { decodeAuthenticate } from '../protocol/responses.js';
 import { recoverUnprepared, rememberPrepared, type RecoveryScope } from './prepared-recovery.js';
@@ -479,7 +480,7 @@ export class ClientConnection {
     this.#endIfAnswered();
     try {
       if (forwarding?.prepare && response.opcode === Opcode.RESULT) this.#rememberPrepared(response, forwarding.prepare);
-      if (response.opcode === Opcode.RESULT && frame.opcode === Opcode.QUERY) this.#trackKeyspace(response);
+      if (frame.opcode === Opcode.QUERY || frame.opcode === Opcode.EXECUTE) this.#trackKeyspace(response);
     } catch {
       // An undecodable RESULT is the client's to judge; the proxy only loses a cache entry.
     }
@@ -508,8 +509,7 @@ export class ClientConnection {
   }
 
   #trackKeyspace(response: Frame): void {
-    const body = this.#out.open(response);
-    if (body.length >= 6 && body.readInt32BE(0) === 3) this.#keyspace = body.toString('utf8', 6, 6 + body.readUInt16BE(4));
+    this.#keyspace = keyspaceSet(response, this.#out.open) ?? this.#keyspace;
   }
 
   #answer(frame: Frame, answer: LocalAnswer, started: number): void {

@@ -240,6 +240,25 @@ function partitionPerNode(ring: ReadonlySet<string>): number[] {
   );
 
   it(
+    'a USE run as the EXECUTE of a prepared USE counts too: unqualified names then read the virtual tables',
+    async () => {
+      const p = await probe(4, 'lz4');
+      const prepared = resultOf(await p.request(Opcode.PREPARE, encodePrepare({ query: 'USE system' }, 4)), 4);
+      if (prepared.kind !== 'Prepared') throw new Error(`PREPARE answered ${prepared.kind}`);
+      const used = await p.request(Opcode.EXECUTE, encodeExecute({ id: prepared.id, parameters: { consistency: Consistency.ONE } }, 4));
+      expect(resultOf(used, 4)).toEqual({ kind: 'Set_keyspace', keyspace: 'system' });
+      for (const statement of ['SELECT peer FROM peers', 'SELECT host_id, tokens FROM local', 'SELECT * FROM peers_v2']) {
+        const answer = await p.query(statement);
+        expect(found(answer)).toEqual([]);
+        expect(resultOf(answer, 4).kind).toBe('Rows');
+      }
+      const gossip = await p.query('SELECT * FROM system_views.gossip_info');
+      expect(errorOf(gossip)?.message).toContain('system_views.gossip_info is not served through the proxy');
+    },
+    TIMEOUT,
+  );
+
+  it(
     'probes that found nothing: USE system with unqualified names, SELECT JSON, tracing',
     async () => {
       const p = await probe(5, 'lz4');
