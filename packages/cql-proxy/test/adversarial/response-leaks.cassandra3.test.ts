@@ -240,6 +240,24 @@ function partitionPerNode(ring: ReadonlySet<string>): number[] {
   );
 
   it(
+    'a read sent right behind a USE system, before its answer, is judged in system (pipelined, ten fresh connections)',
+    async () => {
+      for (let i = 0; i < 10; i++) {
+        const p = await probe(4);
+        const use = p.send(Opcode.QUERY, encodeQuery({ query: 'USE system', parameters: { consistency: Consistency.ONE } }, 4));
+        const read = p.send(
+          Opcode.QUERY,
+          encodeQuery({ query: 'SELECT peer, host_id FROM peers_v2', parameters: { consistency: Consistency.ONE } }, 4),
+        );
+        expect(resultOf(await p.answer(use), 4).kind).toBe('Set_keyspace');
+        expect(found(await p.answer(read))).toEqual([]);
+        p.close();
+      }
+    },
+    TIMEOUT,
+  );
+
+  it(
     'a USE run as the EXECUTE of a prepared USE counts too: unqualified names then read the virtual tables',
     async () => {
       const p = await probe(4, 'lz4');
