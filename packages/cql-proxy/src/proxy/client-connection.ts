@@ -29,6 +29,7 @@ import { PreparedCache } from './prepared-cache.js';
 import { batchRefusal } from './batch-check.js';
 import { isWriteStatement } from '../virtual/statement-target.js';
 import { isSchemaChangeResult } from './schema-agreement.js';
+import { KeyspaceInUse } from './keyspace-change.js';
 import { ReplicaConnections } from './replica-connections.js';
 import { decodeAuthenticate } from '../protocol/responses.js';
 import { startupCompression } from './startup-compression.js';
@@ -84,7 +85,7 @@ export class ClientConnection {
   readonly #out: ClientReplies;
   #backend: BackendConnection | undefined;
   #connecting: Promise<BackendConnection> | undefined;
-  #keyspace: string | undefined;
+  readonly #keyspace = new KeyspaceInUse();
   #inFlight = 0;
   #closed = false;
   readonly #handshake = new Handshake();
@@ -111,6 +112,7 @@ export class ClientConnection {
       maxFrameBytes: context.config.limits.maxFrameBytes,
       localAddress: () => this.localAddress,
       closed: () => this.#closed,
+      footprint: context.backendFootprint,
     });
     this.#recovery = {
       prepared: context.prepared,
@@ -251,8 +253,10 @@ export class ClientConnection {
         const statement = readStatement(reader);
         // Past the classified prefix a statement is searched whole: "system" may come after it.
         const text = statement.complete ? statement.text : readStatement(new Reader(body), Infinity).text;
-        if (!this.#context.intercept.targets(text, this.#keyspace, namesKeyspace(reader, frame.version)))
+        if (!this.#context.intercept.targets(text, this.#keyspace.current, namesKeyspace(reader, frame.version))) {
+          this.#keyspace.forwarding(frame, text);
           return this.#forward(frame, started);
+        }
         // A long write is read whole: its text says which table it writes (a SELECT that long is no system-table read).
         if (!statement.complete && !isWriteStatement(statement.text)) {
           return this.#out.reply(frame, {
@@ -260,14 +264,19 @@ export class ClientConnection {
           });
         }
         const query = decodeQuery(body, frame.version);
-        const answer = this.#context.intercept.query(query.query, query.parameters.keyspace ?? this.#keyspace, query.parameters, this);
+        const answer = this.#context.intercept.query(
+          query.query,
+          query.parameters.keyspace ?? this.#keyspace.current,
+          query.parameters,
+          this,
+        );
         if (answer && 'rewrite' in answer) return this.#forward(frame, started, { rewrite: answer.rewrite });
         if (answer) return this.#answer(frame, answer, started);
         return this.#forward(frame, started);
       }
       case Opcode.PREPARE: {
         const prepare = decodePrepare(this.#checkedBody(frame), frame.version);
-        const keyspace = prepare.keyspace ?? this.#keyspace;
+        const keyspace = prepare.keyspace ?? this.#keyspace.current;
         const answer = this.#context.intercept.prepare(prepare.query, keyspace, this);
         if (answer) return this.#answer(frame, answer, started);
         return this.#forward(frame, started, { prepare: { query: prepare.query, keyspace } });
@@ -282,6 +291,7 @@ export class ClientConnection {
           // client prepares it here first, where the proxy sees the statement. Drivers do so on UNPREPARED.
           const statement = this.#prepared.get(id);
           if (!statement) return this.#out.reply(frame, { error: unpreparedHere(id) });
+          this.#keyspace.forwarding(frame, statement.query);
           return this.#forward(frame, started, EXECUTE, this.#route?.target(body, frame.version, statement, this.#backend));
         }
         const execute = decodeExecute(body, frame.version);
@@ -290,7 +300,13 @@ export class ClientConnection {
         return this.#forward(frame, started, EXECUTE);
       }
       case Opcode.BATCH: {
-        const refusal = batchRefusal(this.#checkedBody(frame), frame.version, this.#keyspace, this.#context.intercept, this.#prepared);
+        const refusal = batchRefusal(
+          this.#checkedBody(frame),
+          frame.version,
+          this.#keyspace.current,
+          this.#context.intercept,
+          this.#prepared,
+        );
         return refusal ? this.#out.reply(frame, refusal) : this.#forward(frame, started);
       }
       case Opcode.AUTH_RESPONSE:
@@ -477,7 +493,7 @@ export class ClientConnection {
     this.#endIfAnswered();
     try {
       if (forwarding?.prepare && response.opcode === Opcode.RESULT) this.#rememberPrepared(response, forwarding.prepare);
-      if (response.opcode === Opcode.RESULT && frame.opcode === Opcode.QUERY) this.#trackKeyspace(response);
+      if (frame.opcode === Opcode.QUERY || frame.opcode === Opcode.EXECUTE) this.#keyspace.answered(frame, response, this.#out.open);
     } catch {
       // An undecodable RESULT is the client's to judge; the proxy only loses a cache entry.
     }
@@ -486,7 +502,7 @@ export class ClientConnection {
     } else if (response.opcode === Opcode.ERROR) {
       this.#out.relayedError(frame, response);
     } else {
-      this.#out.write(frame.stream, response.opcode, response.flags, response.body);
+      this.#out.relayed(frame, response);
     }
     this.#context.metrics.forwardedDuration.observe((performance.now() - started) / 1e3);
     forwarding?.answered?.(response.opcode, response);
@@ -496,6 +512,7 @@ export class ClientConnection {
     this.#inFlight--;
     // A STARTUP no node answered leaves the connection new: the client may send STARTUP again.
     if (frame.opcode === Opcode.STARTUP) this.#handshake.startupAnswered(Opcode.ERROR);
+    this.#keyspace.answered(frame, undefined, this.#out.open);
     this.#out.failure(frame, error);
     this.#endIfAnswered();
   }
@@ -503,11 +520,6 @@ export class ClientConnection {
   #rememberPrepared(response: Frame, statement: { query: string; keyspace: string | undefined }): void {
     rememberPrepared(this.#prepared, this.#out.open(response), statement, this.#out.version ?? 4, this.#context.router !== undefined);
     this.#context.metrics.preparedCache.set(this.#prepared.size);
-  }
-
-  #trackKeyspace(response: Frame): void {
-    const body = this.#out.open(response);
-    if (body.length >= 6 && body.readInt32BE(0) === 3) this.#keyspace = body.toString('utf8', 6, 6 + body.readUInt16BE(4));
   }
 
   #answer(frame: Frame, answer: LocalAnswer, started: number): void {

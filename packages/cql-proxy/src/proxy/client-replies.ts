@@ -1,13 +1,15 @@
 import { encodeError, type ErrorMessage } from '../protocol/error-message.js';
 import { ErrorCode, ProtocolError } from '../protocol/errors.js';
 import { openFrame } from '../protocol/envelope.js';
-import { FrameFlag, Opcode, type Frame } from '../protocol/frame.js';
+import { FrameFlag, MAX_BODY_LENGTH, Opcode, type Frame } from '../protocol/frame.js';
 import { decodeResult, encodeResult, type Result } from '../protocol/result.js';
 import type { FrameCompression } from '../protocol/compression.js';
 import type { ProxyMetrics } from '../http/metrics.js';
 import { BackendConnectionError } from './backend-connection.js';
+import type { BackendFootprint } from './backend-footprint.js';
 import { hideNodeAddresses, withoutNodeAddresses } from './error-addresses.js';
 import type { FrameWriter } from './frame-writer.js';
+import { withClientWarnings, withoutFootprint } from './response-warnings.js';
 
 /** An answer the proxy gives itself instead of forwarding. */
 export type LocalAnswer = { readonly result: Result } | { readonly error: ErrorMessage };
@@ -35,16 +37,25 @@ export class ClientReplies {
   /** The address the client dialled, which replaces node addresses in errors. */
   readonly #localAddress: () => string;
   readonly #closed: () => boolean;
+  /** The backend's node addresses, host ids and tokens, which warnings must not show. */
+  readonly #footprint: () => BackendFootprint;
 
   constructor(
     writer: FrameWriter,
-    options: { metrics: ProxyMetrics; maxFrameBytes: number; localAddress: () => string; closed: () => boolean },
+    options: {
+      metrics: ProxyMetrics;
+      maxFrameBytes: number;
+      localAddress: () => string;
+      closed: () => boolean;
+      footprint: () => BackendFootprint;
+    },
   ) {
     this.writer = writer;
     this.#metrics = options.metrics;
     this.#maxFrameBytes = options.maxFrameBytes;
     this.#localAddress = options.localAddress;
     this.#closed = options.closed;
+    this.#footprint = options.footprint;
   }
 
   /** A backend answer's message: decompressed, past the tracing id, warnings and custom payload its flags announce. */
@@ -91,17 +102,41 @@ export class ClientReplies {
     this.send(request, Opcode.RESULT, body);
   }
 
-  /** A backend ERROR, with the node addresses it may name replaced by the one this client dialled. */
+  /**
+   * A backend ERROR, with the node addresses it may name replaced by the one this client dialled,
+   * and the ring tokens and host ids hidden (a tombstone abort quotes the node's sub-range query).
+   */
   relayedError(request: Request, response: Frame): void {
     let hidden: Buffer | undefined;
     try {
       const body = this.open(response);
-      const scrubbed = hideNodeAddresses(body, request.version, this.#localAddress());
+      const shown = this.#localAddress();
+      const scrubbed = hideNodeAddresses(body, request.version, shown, (message) => withoutFootprint(message, shown, this.#footprint()));
       if (scrubbed !== body) hidden = scrubbed;
     } catch {
       // An ERROR the proxy cannot read is passed on as it is; the client cannot read it either.
     }
     if (hidden) this.send(request, Opcode.ERROR, hidden);
+    else this.relayed(request, response);
+  }
+
+  /**
+   * A backend answer passed on as it came, unless it carries warnings: those are shown as the
+   * virtual cluster's client may read them (response-warnings.ts). The flag test is all that other
+   * answers pay.
+   */
+  relayed(request: Request, response: Frame): void {
+    if ((response.flags & FrameFlag.WARNING) === 0) return this.write(request.stream, response.opcode, response.flags, response.body);
+    let scrubbed: { readonly flags: number; readonly body: Buffer } | undefined;
+    try {
+      // Answers may be as large as the spec allows; maxFrameBytes bounds requests only.
+      scrubbed = withClientWarnings(response, this.codec, MAX_BODY_LENGTH, this.#localAddress(), this.#footprint());
+    } catch (error) {
+      // Warnings the proxy cannot read could name anything: they are not passed on unread.
+      this.failure(request, new Error(`the backend's answer could not be read: ${(error as Error)?.message ?? String(error)}`));
+      return;
+    }
+    if (scrubbed) this.write(request.stream, response.opcode, scrubbed.flags, scrubbed.body);
     else this.write(request.stream, response.opcode, response.flags, response.body);
   }
 

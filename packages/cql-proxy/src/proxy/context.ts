@@ -10,6 +10,7 @@ import type { ClientConnection, LocalAnswer } from './client-connection.js';
 import type { FrameCompression } from '../protocol/compression.js';
 import type { PreparedCache } from './prepared-cache.js';
 import type { BufferBudget } from './buffer-budget.js';
+import type { BackendFootprint } from './backend-footprint.js';
 import type { BackendAddress } from './backend-connection.js';
 import type { ReplicaRouter } from '../routing/replica-router.js';
 
@@ -69,4 +70,6 @@ export interface ProxyContext {
   established(client: ClientConnection): void;
   /** Bytes of partly received requests, all clients together. */
   readonly buffers: BufferBudget;
+  /** The backend's node addresses, host ids and tokens, which must not reach a client (in warnings). */
+  backendFootprint(): BackendFootprint;
 }

@@ -31,6 +31,7 @@ import { MembershipService } from './membership-service.js';
 import { DRAINING_MESSAGE } from './peer-probe.js';
 import { peerProbeFor } from './peer-probe-setup.js';
 import { PreparedCache } from './prepared-cache.js';
+import { backendFootprint } from './backend-footprint.js';
 import { createSystemTableIntercept } from './system-intercept.js';
 import { ReplicaRouter } from '../routing/replica-router.js';
 import type { NodeHealth } from './node-health.js';
@@ -134,6 +135,7 @@ export class CqlProxy {
         : undefined,
       connectNode: (node, version, onClose) => this.#pool.connectTo(node, version, onClose),
       draining: () => this.#draining,
+      backendFootprint: () => backendFootprint(this.#backend.view),
       awaitSchemaAgreement: async (coordinator, body) => {
         const timeout = config.backend.schemaAgreementTimeout;
         if (timeout === 0) return;

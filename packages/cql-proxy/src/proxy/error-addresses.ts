@@ -16,10 +16,13 @@ const ENDPOINT = /\/(?:\d{1,3}(?:\.\d{1,3}){3}|\[?[0-9a-fA-F]*:[0-9a-fA-F:]*:[0-
 
 const WITH_REASON_MAP = new Set<number>([ErrorCode.READ_FAILURE, ErrorCode.WRITE_FAILURE]);
 
-/** The ERROR body with every node address replaced by `shown`; the same Buffer when there was none. */
-export function hideNodeAddresses(body: Buffer, version: number, shown: string): Buffer {
+/**
+ * The ERROR body with every node address replaced by `shown`; the same Buffer when there was none.
+ * `rewrite` also hides what else of the backend the message may name (its ring tokens, host ids).
+ */
+export function hideNodeAddresses(body: Buffer, version: number, shown: string, rewrite?: (message: string) => string): Buffer {
   const error = decodeError(body);
-  const message = error.message.replace(ENDPOINT, `/${shown}`);
+  const message = rewrite ? rewrite(error.message) : withShownEndpoints(error.message, shown);
   let trailer = error.trailer;
   if (version >= 5 && WITH_REASON_MAP.has(error.code) && trailer) {
     // <consistency><received><blockfor><reasonmap>, then a byte (read) or a string (write) kept as is.
@@ -37,10 +40,21 @@ export function hideNodeAddresses(body: Buffer, version: number, shown: string):
   return encodeError({ ...error, message, ...(trailer ? { trailer } : {}) });
 }
 
+/** `text` with every `/address[:port]` replaced by `/shown`. */
+export function withShownEndpoints(text: string, shown: string): string {
+  return text.replace(ENDPOINT, `/${shown}`);
+}
+
 /** `host:port` as the proxy's own messages write a backend node (an IP, a bracketed IPv6 or a name). */
 const HOST_PORT = /(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*):\d{1,5}\b/g;
 
-/** A message about a backend failure with each `host:port` it names replaced by "a backend node". */
+/**
+ * An address without a port, as Node.js's own errors write one: "IP: 10.0.0.2 is not in the cert's
+ * list: 10.0.0.1" (a TLS altname mismatch), "EHOSTUNREACH 10.0.0.2".
+ */
+const BARE_ADDRESS = /(?<![\w.:])(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F]*:[0-9a-fA-F]*:[0-9a-fA-F.:]*)(?![\w.:])/g;
+
+/** A message about a backend failure with each `host:port`, and each bare address, it names replaced by "a backend node". */
 export function withoutNodeAddresses(message: string): string {
-  return message.replace(HOST_PORT, 'a backend node');
+  return message.replace(HOST_PORT, 'a backend node').replace(BARE_ADDRESS, 'a backend node');
 }

@@ -9,6 +9,7 @@ import type { BackendConnection } from './backend-connection.js';
 const SCHEMA_CHANGE_KIND = 5;
 /** A SCHEMA_CHANGE result is a few names long; a compressed body bigger than this is something else. */
 const MAX_SCHEMA_CHANGE_BYTES = 1024;
+const EXTRAS = FrameFlag.TRACING | FrameFlag.WARNING | FrameFlag.CUSTOM_PAYLOAD;
 
 /**
  * Whether a forwarded answer is a DDL's SCHEMA_CHANGE result. Cheap on the hot path: the kind is
@@ -16,10 +17,18 @@ const MAX_SCHEMA_CHANGE_BYTES = 1024;
  */
 export function isSchemaChangeResult(response: Frame, body: (frame: Frame) => Buffer): boolean {
   if (response.opcode !== Opcode.RESULT) return false;
-  if ((response.flags & FrameFlag.COMPRESSION) === 0)
+  // A tracing id, warnings or a custom payload come before the kind (a DDL with a replication warning).
+  if ((response.flags & (FrameFlag.COMPRESSION | EXTRAS)) === 0)
     return response.body.length >= 4 && response.body.readInt32BE(0) === SCHEMA_CHANGE_KIND;
-  if (response.body.length > MAX_SCHEMA_CHANGE_BYTES) return false;
-  const plain = body(response);
+  if (response.flags & FrameFlag.COMPRESSION && response.body.length > MAX_SCHEMA_CHANGE_BYTES) return false;
+  let plain: Buffer;
+  try {
+    plain = body(response);
+  } catch {
+    // Not readable here (inflated past limits.maxFrameBytes, which bounds requests): not a DDL's
+    // few names, and thrown here it would escape the backend connection's answer handler.
+    return false;
+  }
   return plain.length >= 4 && plain.readInt32BE(0) === SCHEMA_CHANGE_KIND;
 }
 

@@ -60,7 +60,7 @@ export class CqlLexer {
     for (;;) {
       while (this.#at < s.length && /\s/.test(s[this.#at] ?? '')) this.#at++;
       if (s.startsWith('--', this.#at) || s.startsWith('//', this.#at)) {
-        const eol = s.indexOf('\n', this.#at);
+        const eol = lineEnd(s, this.#at);
         this.#at = eol < 0 ? s.length : eol + 1;
       } else if (s.startsWith('/*', this.#at)) {
         const close = s.indexOf('*/', this.#at + 2);
@@ -154,6 +154,22 @@ export class CqlLexer {
   }
 }
 
+/**
+ * Where a `--` or `//` comment starting at `from` ends: at the first line feed or carriage return,
+ * as in Cassandra's lexer (`('--' | '//') .* ('\n' | '\r')`). Ended at the line feed only, a
+ * comment closed by a lone `\r` hid the rest of the statement from the proxy but not from Cassandra:
+ * `SELECT peer FROM -- x\rsystem.peers` was forwarded and answered with the real peers. -1: none.
+ */
+function lineEnd(text: string, from: number): number {
+  // One pass: two indexOf calls would each scan to the end when one of the two is absent, for every
+  // comment (a statement of many short comments would cost its length squared).
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10 || c === 13) return i;
+  }
+  return -1;
+}
+
 /** How a token reads in an error message. */
 export function describeToken(t: Token): string {
   switch (t.kind) {
@@ -182,7 +198,7 @@ export function firstWord(query: string): string {
   for (;;) {
     while (i < query.length && /\s/.test(query[i] ?? '')) i++;
     if (query.startsWith('--', i) || query.startsWith('//', i)) {
-      const eol = query.indexOf('\n', i);
+      const eol = lineEnd(query, i);
       if (eol < 0) return '';
       i = eol + 1;
     } else if (query.startsWith('/*', i)) {

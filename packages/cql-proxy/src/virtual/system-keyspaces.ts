@@ -30,6 +30,12 @@ export const SYSTEM_KEYSPACES = [
 const NODES = 'it names the backend nodes';
 const RANGES = "it holds the backend's token ranges";
 const CONFIG = "it shows the backend node's configuration, addresses included";
+const QUERIES =
+  'it lists the statements the backend node is running for every client (directly or through any proxy), whose texts ' +
+  "may name backend nodes (a direct client's WHERE peer = '10.0.0.2')";
+const PREPARED =
+  'it holds the texts of the statements every client of that backend node prepared (directly or through any proxy), ' +
+  "which may name backend nodes (a direct client's WHERE peer = '10.0.0.2')";
 
 /** Refused tables and why; every other table of a keyspace with a `pass` default passes. */
 const refused: Record<string, Record<string, string>> = {
@@ -39,6 +45,7 @@ const refused: Record<string, Record<string, string>> = {
     paxos_repair_history: RANGES,
     peer_events: NODES,
     peer_events_v2: NODES,
+    prepared_statements: PREPARED,
     repairs: NODES,
     size_estimates: RANGES,
     table_estimates: RANGES,
@@ -48,6 +55,7 @@ const refused: Record<string, Record<string, string>> = {
   },
   system_views: {
     clients: 'it lists the connections the backend node sees, which are the proxies, not this client',
+    queries: QUERIES,
     gossip_info: NODES,
     internode_inbound: NODES,
     internode_outbound: NODES,
@@ -81,7 +89,6 @@ const passed: Record<string, readonly string[]> = {
     'built_views',
     'compaction_history',
     'paxos',
-    'prepared_statements',
     'sstable_activity',
     'sstable_activity_v2',
     'top_partitions',
@@ -106,7 +113,6 @@ const passed: Record<string, readonly string[]> = {
     'max_sstable_size',
     'network_permissions_cache_keys',
     'permissions_cache_keys',
-    'queries',
     'roles_cache_keys',
     'rows_per_read',
     'sai_column_indexes',

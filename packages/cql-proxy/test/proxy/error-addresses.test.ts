@@ -8,9 +8,10 @@ import { Consistency } from '../../src/protocol/consistency.js';
 import { encodeQuery, encodeStartup } from '../../src/protocol/requests.js';
 import { Reader } from '../../src/protocol/reader.js';
 import { Writer } from '../../src/protocol/writer.js';
+import { BackendConnectionError } from '../../src/proxy/backend-connection.js';
 import { hideNodeAddresses } from '../../src/proxy/error-addresses.js';
 import { RawClient } from './raw-client.js';
-import { openBackend, scriptedProxy } from './scripted-backend.js';
+import { openBackend, REAL_NODE, scriptedProxy } from './scripted-backend.js';
 
 /** READ_FAILURE as Cassandra 5.0 sends it in v5: two replicas failed. */
 const readFailure = () =>
@@ -75,5 +76,58 @@ describe('backend errors that name nodes', () => {
     expect(frame!.body.includes(Buffer.from('10.9.8.'))).toBe(false);
     expect(frame!.body.includes(Buffer.from([10, 9, 8]))).toBe(false);
     expect(decodeError(frame!.body).code).toBe(ErrorCode.READ_FAILURE);
+  });
+
+  it("a message quoting the node's sub-range query (a tombstone abort) or its host id: ring tokens and host ids hidden", async () => {
+    // As Cassandra's TombstoneAbortException words it (read thresholds on), the query being the node's sub-range.
+    const message =
+      `2 nodes scanned over 100001 tombstones and aborted the query SELECT * FROM ks.t WHERE token(k) > ${REAL_NODE.token} ` +
+      `AND token(k) <= 9010454139840013625 ALLOW FILTERING (see tombstone_failure_threshold); host ${REAL_NODE.hostId} at ${REAL_NODE.address}`;
+    const abort = encodeError({
+      code: ErrorCode.READ_FAILURE,
+      message,
+      trailer: new Writer().writeShort(Consistency.ONE).writeInt(0).writeInt(1).writeInt(1).writeByte(0).finish(),
+    });
+    const proxy = await scriptedProxy((request) =>
+      request.opcode === Opcode.QUERY ? { opcode: Opcode.ERROR, body: abort } : openBackend(request),
+    );
+    const client = await RawClient.open(proxy.address);
+    close = async () => {
+      client.close();
+      await proxy.close();
+    };
+    client.send(4, 1, Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) }));
+    await client.next(1);
+    client.send(4, 2, Opcode.QUERY, encodeQuery({ query: 'SELECT * FROM ks.t', parameters: { consistency: Consistency.ONE } }, 4));
+    const error = decodeError((await client.next(2))!.body);
+    expect(error.code).toBe(ErrorCode.READ_FAILURE);
+    expect(error.message).toBe(
+      '2 nodes scanned over 100001 tombstones and aborted the query SELECT * FROM ks.t WHERE token(k) > <backend token> ' +
+        'AND token(k) <= 9010454139840013625 ALLOW FILTERING (see tombstone_failure_threshold); host <backend host id> at 127.0.0.1',
+    );
+    expect(error.trailer).toEqual(new Writer().writeShort(Consistency.ONE).writeInt(0).writeInt(1).writeInt(1).writeByte(0).finish());
+  });
+
+  it('a failed backend connection (a TLS altname mismatch) is answered OVERLOADED naming no node address', async () => {
+    // Node.js's wording for a node whose certificate does not carry its address.
+    const tls = new BackendConnectionError(
+      `no backend node accepted a connection: cannot connect to Cassandra at ${REAL_NODE.address}:9042: Hostname/IP does not match ` +
+        `certificate's altnames: IP: ${REAL_NODE.address} is not in the cert's list: 10.9.8.6, fe80::7`,
+    );
+    const proxy = await scriptedProxy((request) => (request.opcode === Opcode.QUERY ? tls : openBackend(request)));
+    const client = await RawClient.open(proxy.address);
+    close = async () => {
+      client.close();
+      await proxy.close();
+    };
+    client.send(4, 1, Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) }));
+    await client.next(1);
+    client.send(4, 2, Opcode.QUERY, encodeQuery({ query: 'SELECT * FROM ks.t', parameters: { consistency: Consistency.ONE } }, 4));
+    const error = decodeError((await client.next(2))!.body);
+    expect(error.code).toBe(ErrorCode.OVERLOADED);
+    expect(error.message).toBe(
+      'proxy: no backend node accepted a connection: cannot connect to Cassandra at a backend node: Hostname/IP does not match ' +
+        "certificate's altnames: IP: a backend node is not in the cert's list: a backend node, a backend node",
+    );
   });
 });

@@ -1,7 +1,9 @@
 // The proxy's wait for schema agreement, against scripted version reads (the Cassandra side is
 // schema-agreement.cassandra3.test.ts).
 import { describe, expect, it } from '@jest/globals';
+import { splitBody } from '../../src/protocol/envelope.js';
 import { FrameFlag, Opcode, type Frame } from '../../src/protocol/frame.js';
+import { Writer } from '../../src/protocol/writer.js';
 import { isSchemaChangeResult, SchemaAgreement, type SchemaVersions } from '../../src/proxy/schema-agreement.js';
 
 const versions = (local: string, peers: Record<string, string>): SchemaVersions => ({ local, peers: new Map(Object.entries(peers)) });
@@ -58,6 +60,25 @@ describe('isSchemaChangeResult', () => {
     expect(isSchemaChangeResult(frame(kind(5)), (f) => f.body)).toBe(true);
     expect(isSchemaChangeResult(frame(kind(2)), (f) => f.body)).toBe(false);
     expect(isSchemaChangeResult({ ...frame(kind(5)), opcode: Opcode.ERROR }, (f) => f.body)).toBe(false);
+  });
+
+  it('reads the kind after a tracing id, warnings or a custom payload (a DDL answered with a replication warning)', () => {
+    const open = (f: Frame) => splitBody(f).message;
+    const warned = Buffer.concat([
+      new Writer().writeStringList(['Your replication factor 5 for keyspace k is higher than …']).finish(),
+      kind(5),
+    ]);
+    expect(isSchemaChangeResult(frame(warned, FrameFlag.WARNING), open)).toBe(true);
+    const traced = Buffer.concat([Buffer.alloc(16, 7), kind(5)]);
+    expect(isSchemaChangeResult(frame(traced, FrameFlag.TRACING), open)).toBe(true);
+    expect(isSchemaChangeResult(frame(Buffer.concat([Buffer.alloc(16, 7), kind(2)]), FrameFlag.TRACING), open)).toBe(false);
+  });
+
+  it('a compressed body that cannot be inflated is not one, and does not throw', () => {
+    const refuse = () => {
+      throw new Error('lz4 frame body announces 65864 uncompressed bytes, outside 0..16384');
+    };
+    expect(isSchemaChangeResult(frame(Buffer.alloc(100), FrameFlag.COMPRESSION), refuse)).toBe(false);
   });
 
   it('inflates a compressed body only when it is small enough to be one', () => {

@@ -140,6 +140,11 @@ export async function scriptedProxy(script: Script): Promise<{
     established: () => undefined,
     awaitSchemaAgreement: () => Promise.resolve(),
     buffers: new BufferBudget(config.connections.maxBufferedBytes),
+    backendFootprint: () => ({
+      addresses: new Set([REAL_NODE.address]),
+      hostIds: new Set([REAL_NODE.hostId]),
+      tokens: new Set([REAL_NODE.token]),
+    }),
   };
   let next = 0;
   const server: Server = createServer((socket) => clients.add(new ClientConnection(++next, socket, context)));

@@ -51,6 +51,14 @@ describe('what a statement reads', () => {
     ["SELECT 'unterminated FROM system.peers", undefined, { kind: 'unreadable', message: 'unterminated string at character 8' }],
     ['SELECT peer, 1 & 2 FROM system.peers', undefined, { kind: 'unreadable', message: 'unexpected character "&" at character 16' }],
     ['SELECT a & b FROM ks.t', 'ks', { kind: 'other' }],
+    // A line comment ends at a carriage return too, as in Cassandra's lexer (a lone \r hid the table).
+    ['SELECT peer FROM -- x\rsystem.peers', undefined, { kind: 'select', keyspace: 'system', table: 'peers' }],
+    ['SELECT peer FROM // x\r\nsystem.peers_v2', undefined, { kind: 'select', keyspace: 'system', table: 'peers_v2' }],
+    [
+      "-- x\rUPDATE system.local SET rack = 'r' WHERE key = 'local'",
+      undefined,
+      { kind: 'modify', tables: [{ keyspace: 'system', table: 'local' }] },
+    ],
   ] as const)('%s (keyspace %s)', (query, keyspace, target) => {
     expect(statementTarget(query, keyspace)).toEqual(target);
   });
@@ -59,6 +67,8 @@ describe('what a statement reads', () => {
     expect(mayReadSystem('SELECT * FROM "System_Views".x', undefined)).toBe(true);
     expect(mayReadSystem('SELECT * FROM gossip_info', 'system_views')).toBe(true);
     expect(mayReadSystem('-- c\nDESCRIBE CLUSTER', 'ks')).toBe(true);
+    expect(mayReadSystem('-- c\rDESCRIBE CLUSTER', 'ks')).toBe(true);
+    expect(mayReadSystem('// c\rSELECT peer FROM system.peers', 'ks')).toBe(true);
     expect(mayReadSystem('SELECT * FROM ks.t WHERE k = 1', 'ks')).toBe(false);
     expect(mayReadSystem("UPDATE system.local SET rack = 'r' WHERE key = 'local' IF rack = 'x'", 'ks')).toBe(true);
     expect(mayReadSystem('BEGIN BATCH DELETE FROM peers WHERE peer = ? APPLY BATCH', 'system')).toBe(true);
