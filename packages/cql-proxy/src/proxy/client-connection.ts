@@ -33,6 +33,7 @@ import { ReplicaConnections } from './replica-connections.js';
 import { decodeAuthenticate } from '../protocol/responses.js';
 import { recoverUnprepared, rememberPrepared, type RecoveryScope } from './prepared-recovery.js';
 import { ReplicaRoute, type RouteTarget } from './replica-route.js';
+import type { SlabReads } from './slab-reads.js';
 
 const unsupportedVersion = (version: number) =>
   `${UNSUPPORTED_VERSION_MESSAGE} (${version}); supported versions are (${describeVersions(SUPPORTED_VERSIONS).join(', ')})`;
@@ -98,7 +99,8 @@ export class ClientConnection {
   #route: ReplicaRoute | undefined;
   readonly #recovery: RecoveryScope;
 
-  constructor(id: number, socket: Socket, context: ProxyContext) {
+  /** `reads`: the socket reads into slabs (slab-reads.ts) and delivers there instead of to 'data'. */
+  constructor(id: number, socket: Socket, context: ProxyContext, reads?: SlabReads) {
     this.id = id;
     this.socket = socket;
     this.#context = context;
@@ -119,7 +121,8 @@ export class ClientConnection {
       reprepared: () => context.metrics.errors.inc({ kind: 'reprepared' }),
     };
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.#receive(chunk));
+    if (reads) reads.receive = (chunk) => this.#receive(chunk);
+    else socket.on('data', (chunk: Buffer) => this.#receive(chunk));
     socket.on('error', () => this.close());
     socket.on('close', () => this.close());
   }
