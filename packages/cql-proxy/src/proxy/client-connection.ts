@@ -276,14 +276,14 @@ export class ClientConnection {
       }
       case Opcode.EXECUTE: {
         const body = this.#checkedBody(frame);
-        // The [short bytes] id, in place (the check above vetted its length).
-        const id = body.subarray(2, 2 + body.readUInt16BE(0));
-        if (!this.#context.intercept.owns(id)) {
+        // The [short bytes] id, read in place (the check above vetted its length): no view per request.
+        const idEnd = 2 + body.readUInt16BE(0);
+        if (!this.#context.intercept.owns(body, 2, idEnd)) {
           // An id that was never prepared through this proxy may name any statement the backend
           // has cached (a read of a table the proxy refuses, prepared by a direct client): the
           // client prepares it here first, where the proxy sees the statement. Drivers do so on UNPREPARED.
-          const statement = this.#prepared.get(id);
-          if (!statement) return this.#out.reply(frame, { error: unpreparedHere(id) });
+          const statement = this.#prepared.find(body, 2, idEnd);
+          if (!statement) return this.#out.reply(frame, { error: unpreparedHere(body.subarray(2, idEnd)) });
           return this.#forward(frame, started, EXECUTE, this.#route?.target(body, frame.version, statement, this.#backend));
         }
         const execute = decodeExecute(body, frame.version);
