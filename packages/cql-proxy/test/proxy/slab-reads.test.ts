@@ -72,7 +72,8 @@ describe('slab reads of accepted sockets', () => {
     await until(() => received() === sent.length, 'every byte received');
     // Every chunk was held until now: none was overwritten by a later read into the same slab.
     expect(Buffer.concat(entry.chunks).equals(sent)).toBe(true);
-    expect(entry.chunks.length).toBeGreaterThan(10);
+    // They came from several slabs (400 KB cannot fit one): slabs were replaced as they filled.
+    expect(new Set(entry.chunks.map((c) => c.buffer)).size).toBeGreaterThan(1);
   }, 60_000);
 
   it('stop reading while paused and deliver what waited once resumed; end and close as usual', async () => {
