@@ -111,7 +111,8 @@ export interface FrameDecoderOptions {
 export class FrameDecoder {
   private readonly queue = new ByteQueue();
   private readonly maxBodyLength: number;
-  private header: (FrameHeader & { readonly length: number }) | undefined;
+  /** The body length the header at the front of the queue announced, once vetted; -1 before. */
+  private bodyLength = -1;
   private failure: ProtocolError | undefined;
 
   constructor(options: FrameDecoderOptions = {}) {
@@ -129,53 +130,46 @@ export class FrameDecoder {
    * {@link SegmentedFrameDecoder} that takes over.
    */
   takeBuffered(): Buffer {
-    this.header = undefined;
+    this.bodyLength = -1;
     return this.queue.take(this.queue.length);
   }
 
-  /** The header at the front of the queue, read byte by byte: no view is allocated per frame. */
-  private peekHeader(): FrameHeader & { readonly length: number } {
-    const q = this.queue;
-    const versionByte = q.byteAt(0);
-    const stream = (((q.byteAt(2) << 8) | q.byteAt(3)) << 16) >> 16;
-    const length = (q.byteAt(5) << 24) | (q.byteAt(6) << 16) | (q.byteAt(7) << 8) | q.byteAt(8) | 0;
-    return {
-      version: versionByte & 0x7f,
-      response: (versionByte & RESPONSE_BIT) !== 0,
-      flags: q.byteAt(1),
-      stream,
-      opcode: q.byteAt(4),
-      length,
-    };
-  }
-
+  /**
+   * The header's fields are read byte by byte from the front of the queue, where they stay until
+   * the whole frame is in: no view and no header object per frame, only the frame itself.
+   */
   push(chunk: Buffer): Frame[] {
     if (this.failure) throw this.failure;
-    this.queue.push(chunk);
+    const q = this.queue;
+    q.push(chunk);
     const frames: Frame[] = [];
     try {
       for (;;) {
-        if (!this.header) {
-          if (this.queue.length >= 3 && (this.queue.byteAt(0) & 0x7f) < 3) decodeFrameHeader(this.queue.peek(3));
-          if (this.queue.length < HEADER_LENGTH) break;
-          const header = this.peekHeader();
-          if (header.length < 0 || header.length > this.maxBodyLength) {
+        if (this.bodyLength < 0) {
+          if (q.length >= 3 && (q.byteAt(0) & 0x7f) < 3) decodeFrameHeader(q.peek(3));
+          if (q.length < HEADER_LENGTH) break;
+          const length = (q.byteAt(5) << 24) | (q.byteAt(6) << 16) | (q.byteAt(7) << 8) | q.byteAt(8) | 0;
+          if (length < 0 || length > this.maxBodyLength) {
+            const stream = (((q.byteAt(2) << 8) | q.byteAt(3)) << 16) >> 16;
+            const opcode = q.byteAt(4);
             throw new FrameTooLargeError(
-              header.version,
-              header.stream,
-              header.length,
-              `Frame body length ${header.length} (opcode 0x${header.opcode.toString(16)}, stream ${header.stream}) ` +
-                `is outside 0..${this.maxBodyLength}`,
+              q.byteAt(0) & 0x7f,
+              stream,
+              length,
+              `Frame body length ${length} (opcode 0x${opcode.toString(16)}, stream ${stream}) is outside 0..${this.maxBodyLength}`,
             );
           }
-          this.header = header;
+          this.bodyLength = length;
         }
-        const h = this.header;
-        if (this.queue.length < HEADER_LENGTH + h.length) break;
-        this.queue.skip(HEADER_LENGTH);
-        const body = this.queue.take(h.length);
-        frames.push({ version: h.version, response: h.response, flags: h.flags, stream: h.stream, opcode: h.opcode, body });
-        this.header = undefined;
+        if (q.length < HEADER_LENGTH + this.bodyLength) break;
+        const versionByte = q.byteAt(0);
+        const flags = q.byteAt(1);
+        const stream = (((q.byteAt(2) << 8) | q.byteAt(3)) << 16) >> 16;
+        const opcode = q.byteAt(4);
+        q.skip(HEADER_LENGTH);
+        const body = q.take(this.bodyLength);
+        frames.push({ version: versionByte & 0x7f, response: (versionByte & RESPONSE_BIT) !== 0, flags, stream, opcode, body });
+        this.bodyLength = -1;
       }
     } catch (err) {
       this.failure = ProtocolError.is(err) ? err : new ProtocolError('Undecodable frame', { cause: err });

@@ -5,6 +5,7 @@ import { SegmentedFrameDecoder } from '../protocol/segment.js';
 import { FrameWriter } from './frame-writer.js';
 import { SlabReads } from './slab-reads.js';
 import { StreamIds } from './stream-ids.js';
+import { PendingRequests, TIMED_OUT, type ResponseHandler } from './pending-requests.js';
 
 export interface BackendAddress {
   readonly host: string;
@@ -47,17 +48,7 @@ export interface BackendConnectionOptions extends BackendAddress {
   readonly onTimeout?: () => void;
 }
 
-/** Called once with the response frame, or with the error that means none will come. */
-export type ResponseHandler = (error: Error | undefined, response: Frame | undefined) => void;
-
-interface Pending {
-  handler: ResponseHandler;
-  /** When to answer with a timeout (ms since the epoch), if at all. */
-  deadline: number | undefined;
-  timeout: number | undefined;
-  /** Answered with a timeout error already; a late reply only frees the id. */
-  timedOut: boolean;
-}
+export type { ResponseHandler } from './pending-requests.js';
 
 export class BackendConnectionError extends Error {}
 
@@ -72,7 +63,8 @@ export class BackendConnection {
   #decoder: { push(chunk: Buffer): Frame[] };
   readonly #writer: FrameWriter;
   readonly #ids = new StreamIds();
-  readonly #pending = new Map<number, Pending>();
+  /** The requests in flight, by stream id (see pending-requests.ts). */
+  readonly #pending = new PendingRequests();
   readonly #options: BackendConnectionOptions;
   #closed: Error | undefined | false = false;
   #sweeper: NodeJS.Timeout | undefined;
@@ -175,8 +167,7 @@ export class BackendConnection {
     if (!this.#paused) return;
     this.#paused = false;
     // The time spent not reading is not the node's delay: deadlines move by it.
-    const paused = Date.now() - this.#pausedAt;
-    for (const pending of this.#pending.values()) if (pending.deadline !== undefined) pending.deadline += paused;
+    this.#pending.postpone(Date.now() - this.#pausedAt);
     this.#socket.resume();
   }
 
@@ -190,12 +181,8 @@ export class BackendConnection {
     if (this.#closed !== false) return handler(this.#closedError(), undefined);
     const stream = this.#ids.take();
     if (stream === undefined) return handler(new BackendConnectionError(`all stream ids to ${this.#label} are in flight`), undefined);
-    const pending: Pending = { handler, deadline: undefined, timeout, timedOut: false };
-    if (timeout) {
-      pending.deadline = Date.now() + timeout;
-      this.#startSweeping(timeout);
-    }
-    this.#pending.set(stream, pending);
+    this.#pending.add(stream, handler, timeout);
+    if (timeout) this.#startSweeping(timeout);
     this.#writer.frame(this.version, false, flags, stream, opcode, body);
   }
 
@@ -218,16 +205,10 @@ export class BackendConnection {
 
   #sweep(): void {
     if (this.#paused) return;
-    const now = Date.now();
-    let timedOut = false;
-    for (const pending of this.#pending.values()) {
-      if (pending.timedOut || pending.deadline === undefined || pending.deadline > now) continue;
-      // The id stays reserved until the late answer arrives (or the connection closes), so a late
-      // answer can never be mistaken for the reply to a newer request.
-      pending.timedOut = true;
-      timedOut = true;
-      pending.handler(new BackendConnectionError(`${this.#label} did not answer within ${pending.timeout} ms`), undefined);
-    }
+    const timedOut = this.#pending.expire(
+      Date.now(),
+      (timeout) => new BackendConnectionError(`${this.#label} did not answer within ${timeout} ms`),
+    );
     if (timedOut) this.#options.onTimeout?.();
   }
 
@@ -263,11 +244,11 @@ export class BackendConnection {
         this.#options.onEvent?.(frame);
         continue;
       }
-      const pending = this.#pending.get(frame.stream);
-      if (!pending) continue;
-      this.#pending.delete(frame.stream);
+      // The id is free again once its answer is in, a late one included; an id not in flight is ignored.
+      const handler = this.#pending.take(frame.stream);
+      if (handler === undefined) continue;
       this.#ids.give(frame.stream);
-      if (!pending.timedOut) pending.handler(undefined, frame);
+      if (handler !== TIMED_OUT) handler(undefined, frame);
     }
   }
 
@@ -277,10 +258,7 @@ export class BackendConnection {
     const failure = this.#closedError();
     clearInterval(this.#sweeper);
     clearInterval(this.#heartbeat);
-    for (const [, pending] of this.#pending) {
-      if (!pending.timedOut) pending.handler(failure, undefined);
-    }
-    this.#pending.clear();
+    this.#pending.failAll(failure);
     this.#options.onClose?.(error);
   }
 

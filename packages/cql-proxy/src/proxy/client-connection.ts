@@ -35,6 +35,7 @@ import { decodeAuthenticate } from '../protocol/responses.js';
 import { startupCompression } from './startup-compression.js';
 import { recoverUnprepared, rememberPrepared, type RecoveryScope } from './prepared-recovery.js';
 import { ReplicaRoute, type RouteTarget } from './replica-route.js';
+import type { SlabReads } from './slab-reads.js';
 
 const unsupportedVersion = (version: number) =>
   `${UNSUPPORTED_VERSION_MESSAGE} (${version}); supported versions are (${describeVersions(SUPPORTED_VERSIONS).join(', ')})`;
@@ -100,7 +101,8 @@ export class ClientConnection {
   #route: ReplicaRoute | undefined;
   readonly #recovery: RecoveryScope;
 
-  constructor(id: number, socket: Socket, context: ProxyContext) {
+  /** `reads`: the socket reads into slabs (slab-reads.ts) and delivers there instead of to 'data'. */
+  constructor(id: number, socket: Socket, context: ProxyContext, reads?: SlabReads) {
     this.id = id;
     this.socket = socket;
     this.#context = context;
@@ -122,7 +124,8 @@ export class ClientConnection {
       reprepared: () => context.metrics.errors.inc({ kind: 'reprepared' }),
     };
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.#receive(chunk));
+    if (reads) reads.receive = (chunk) => this.#receive(chunk);
+    else socket.on('data', (chunk: Buffer) => this.#receive(chunk));
     socket.on('error', () => this.close());
     socket.on('close', () => this.close());
   }
@@ -283,14 +286,14 @@ export class ClientConnection {
       }
       case Opcode.EXECUTE: {
         const body = this.#checkedBody(frame);
-        // The [short bytes] id, in place (the check above vetted its length).
-        const id = body.subarray(2, 2 + body.readUInt16BE(0));
-        if (!this.#context.intercept.owns(id)) {
+        // The [short bytes] id, read in place (the check above vetted its length): no view per request.
+        const idEnd = 2 + body.readUInt16BE(0);
+        if (!this.#context.intercept.owns(body, 2, idEnd)) {
           // An id that was never prepared through this proxy may name any statement the backend
           // has cached (a read of a table the proxy refuses, prepared by a direct client): the
           // client prepares it here first, where the proxy sees the statement. Drivers do so on UNPREPARED.
-          const statement = this.#prepared.get(id);
-          if (!statement) return this.#out.reply(frame, { error: unpreparedHere(id) });
+          const statement = this.#prepared.find(body, 2, idEnd);
+          if (!statement) return this.#out.reply(frame, { error: unpreparedHere(body.subarray(2, idEnd)) });
           this.#keyspace.forwarding(frame, statement.query);
           return this.#forward(frame, started, EXECUTE, this.#route?.target(body, frame.version, statement, this.#backend));
         }

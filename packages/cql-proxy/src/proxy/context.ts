@@ -26,8 +26,8 @@ export interface SystemTableIntercept {
    * decoded). `namesKeyspace`: a v5 request that names its own keyspace in its parameters.
    */
   targets(query: string, keyspace: string | undefined, namesKeyspace: boolean): boolean;
-  /** Whether `id` names a statement the proxy prepared itself. */
-  owns(id: Buffer): boolean;
+  /** Whether the id `bytes[start, end)` (default: all of it) names a statement the proxy prepared itself. */
+  owns(bytes: Buffer, start?: number, end?: number): boolean;
   /** How many statements the proxy prepared itself are kept, and their distinct id prefixes (both bounded). */
   preparedStatements(): { readonly statements: number; readonly prefixes: number };
   query(

@@ -35,6 +35,7 @@ import { backendFootprint } from './backend-footprint.js';
 import { createSystemTableIntercept } from './system-intercept.js';
 import { ReplicaRouter } from '../routing/replica-router.js';
 import type { NodeHealth } from './node-health.js';
+import { adoptIntoSlabs, type SlabReads } from './slab-reads.js';
 
 const startedAt = Date.now();
 
@@ -253,8 +254,11 @@ export class CqlProxy {
   #listener(): Server {
     const tls = this.config.tls;
     if (!tls) {
-      return createServer((socket) => {
-        if (this.#admit(socket)) this.#accept(socket);
+      return createServer((accepted) => {
+        // Client sockets read into slabs like backend ones (slab-reads.ts): no stream pass per read.
+        const adopted = adoptIntoSlabs(accepted);
+        const socket = adopted?.socket ?? accepted;
+        if (this.#admit(socket, true, adopted?.reads)) this.#accept(socket, adopted?.reads);
       });
     }
     const read = (file: string, what: string) => this.#readFile(file, `proxy.tls.${what}`);
@@ -313,7 +317,7 @@ export class CqlProxy {
   }
 
   /** Gives `socket` a slot, or refuses it (with a CQL error the driver can read when `answer`). */
-  #admit(socket: Socket, answer = true): boolean {
+  #admit(socket: Socket, answer = true, reads?: SlabReads): boolean {
     const admitted = this.#draining
       ? DRAINING_MESSAGE // peers' probes read it: this instance is draining, not dead
       : this.#membership?.selfListed === false
@@ -321,13 +325,13 @@ export class CqlProxy {
         : this.#admission.admit(socket);
     if (typeof admitted !== 'string') return true;
     this.metrics.errors.inc({ kind: 'connection_refused' });
-    if (answer && this.#admission.holdRefused(socket)) refuse(socket, admitted, this.config.connections.closeGrace);
+    if (answer && this.#admission.holdRefused(socket)) refuse(socket, admitted, this.config.connections.closeGrace, reads);
     else socket.destroy();
     return false;
   }
 
-  #accept(socket: Socket): void {
-    const client = new ClientConnection(this.#nextClientId++, socket, this.#context);
+  #accept(socket: Socket, reads?: SlabReads): void {
+    const client = new ClientConnection(this.#nextClientId++, socket, this.#context, reads);
     this.#clients.add(client);
     this.metrics.clientConnections.inc();
   }
@@ -409,13 +413,16 @@ export class CqlProxy {
   }
 }
 
-function refuse(socket: Socket, message: string, grace: number): void {
-  socket.once('data', (chunk: Buffer) => {
+function refuse(socket: Socket, message: string, grace: number, reads: SlabReads | undefined): void {
+  const answer = (chunk: Buffer) => {
+    if (reads) reads.receive = () => undefined;
     const version = Math.min(Math.max((chunk[0] ?? 4) & 0x7f, 3), 4);
     const stream = chunk.length >= 4 ? chunk.readInt16BE(2) : 0;
     const body = encodeError({ code: ErrorCode.OVERLOADED, message });
     socket.end(Buffer.concat([encodeFrameHeader({ version, response: true, flags: 0, stream, opcode: Opcode.ERROR }, body.length), body]));
-  });
+  };
+  if (reads) reads.receive = answer;
+  else socket.once('data', answer);
   socket.on('error', () => socket.destroy());
   // The answer goes out on the client's first bytes; a client that sends nothing, or keeps its
   // end open, is destroyed after the grace period.

@@ -106,7 +106,7 @@ export function createSystemTableIntercept(sources: InterceptSources): SystemTab
       return mayReadSystem(text, keyspace) || namesKeyspace;
     },
 
-    owns: (id) => prepared.owns(id),
+    owns: (bytes, start, end) => prepared.owns(bytes, start, end),
 
     preparedStatements: () => ({ statements: prepared.size, prefixes: prepared.prefixCount }),
 

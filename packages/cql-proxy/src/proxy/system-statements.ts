@@ -26,10 +26,11 @@ export class SystemStatements {
     return this.#prefixes.size;
   }
 
-  owns(id: Buffer): boolean {
+  /** Whether the id `bytes[start, end)` is one of these, read in place (an EXECUTE's own body). */
+  owns(bytes: Buffer, start = 0, end = bytes.length): boolean {
     // Ids are MD5s (16 bytes); anything shorter is never ours.
-    if (this.#statements.size === 0 || id.length < 4 || !this.#prefixes.has(id.readInt32BE(0))) return false;
-    return this.#statements.has(id.toString('hex'));
+    if (this.#statements.size === 0 || end - start < 4 || !this.#prefixes.has(bytes.readInt32BE(start))) return false;
+    return this.#statements.has(bytes.toString('hex', start, end));
   }
 
   get(id: Buffer): SystemQuery | undefined {

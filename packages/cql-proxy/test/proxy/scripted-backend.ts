@@ -6,6 +6,7 @@ import { Opcode, type Frame } from '../../src/protocol/frame.js';
 import type { BackendConnection } from '../../src/proxy/backend-connection.js';
 import type { BackendView } from '../../src/proxy/backend-cluster.js';
 import { ClientConnection } from '../../src/proxy/client-connection.js';
+import { adoptIntoSlabs } from '../../src/proxy/slab-reads.js';
 import type { ProxyContext } from '../../src/proxy/context.js';
 import { PreparedCache } from '../../src/proxy/prepared-cache.js';
 import { createSystemTableIntercept } from '../../src/proxy/system-intercept.js';
@@ -147,7 +148,11 @@ export async function scriptedProxy(script: Script): Promise<{
     }),
   };
   let next = 0;
-  const server: Server = createServer((socket) => clients.add(new ClientConnection(++next, socket, context)));
+  // Sockets read as the proxy's own listener reads them (into slabs), where this Node allows it.
+  const server: Server = createServer((accepted) => {
+    const adopted = adoptIntoSlabs(accepted);
+    clients.add(new ClientConnection(++next, adopted?.socket ?? accepted, context, adopted?.reads));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return {

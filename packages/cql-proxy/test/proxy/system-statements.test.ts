@@ -51,4 +51,16 @@ describe('statements the proxy prepares itself', () => {
     expect(statements.size).toBe(2);
     expect([statements.owns(a), statements.owns(b), statements.owns(c)]).toEqual([true, false, true]);
   });
+
+  it('an id is read in place inside a larger body (an EXECUTE: [short] length, then the id)', () => {
+    const statements = new SystemStatements(2);
+    const id = Buffer.from('0000000a' + '11'.repeat(12), 'hex');
+    statements.set(id, {} as SystemQuery);
+    const body = Buffer.concat([Buffer.from([0, 16]), id, Buffer.from('values after the id')]);
+    expect(statements.owns(body, 2, 18)).toBe(true);
+    // The same prefix but one byte more or less, or another offset, is another id.
+    expect(statements.owns(body, 2, 19)).toBe(false);
+    expect(statements.owns(body, 2, 17)).toBe(false);
+    expect(statements.owns(body, 1, 17)).toBe(false);
+  });
 });
