@@ -32,6 +32,10 @@ export function keyspaceSet(response: Frame, body: (frame: Frame) => Buffer): st
 
 /** The keyspace a `USE` statement names, or undefined when `query` is not one the proxy can read. */
 export function useTarget(query: string): string | undefined {
+  // Every EXECUTE asks: a statement that starts with a letter other than u is not a USE, known
+  // from one character instead of a scan and a lower-cased copy of its first word.
+  const first = query.charCodeAt(0) | 0x20;
+  if (first >= 0x61 && first <= 0x7a && first !== 0x75) return undefined;
   if (firstWord(query) !== 'use') return undefined;
   try {
     const lexer = new CqlLexer(query);

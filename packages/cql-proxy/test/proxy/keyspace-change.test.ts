@@ -47,6 +47,12 @@ describe('the keyspace unqualified names are judged by', () => {
     expect(useTarget('use SYSTEM_VIEWS')).toBe('system_views');
     expect(useTarget('SELECT * FROM system.peers')).toBeUndefined();
     expect(useTarget("USE 'x")).toBeUndefined();
+    // Whatever the first character: blanks, comments, a capital or the u of another verb.
+    expect(useTarget(' \tUSE system')).toBe('system');
+    expect(useTarget('-- c\r\nUsE system')).toBe('system');
+    expect(useTarget('// c\nuse system')).toBe('system');
+    expect(useTarget('UPDATE system.local SET x = 1')).toBeUndefined();
+    expect(useTarget('INSERT INTO t (k) VALUES (1)')).toBeUndefined();
   });
 
   it('a USE of a system keyspace counts from when it is forwarded, others from their answer', () => {
