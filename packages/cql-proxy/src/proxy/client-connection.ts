@@ -89,6 +89,8 @@ export class ClientConnection {
   readonly #keyspace = new KeyspaceInUse();
   #inFlight = 0;
   #closed = false;
+  /** After a fatal error: what the client still sends is dropped unread until its FIN. */
+  #discardRest = false;
   readonly #handshake = new Handshake();
   /** Draining: half-close once the last request in flight has its answer. */
   #endWhenAnswered = false;
@@ -154,6 +156,7 @@ export class ClientConnection {
   }
 
   #receive(chunk: Buffer): void {
+    if (this.#discardRest) return;
     if (this.#closed) {
       // After a fatal error (until the socket is destroyed), or sent before the client saw this
       // connection's FIN (drain): it cannot be answered any more.
@@ -564,8 +567,10 @@ export class ClientConnection {
     }
     this.#writer.flush();
     this.socket.end();
-    // Nothing more is read; what was buffered goes now, not when the socket is destroyed.
-    this.socket.pause();
+    // Whatever the client still sends is read and dropped, not paused: a paused socket that reads
+    // into slabs stops reading, so the client's FIN would go unseen and its admission slot (a
+    // handshaking one, when this was version negotiation) would stay taken until the grace below.
+    this.#discardRest = true;
     this.#decoder = { push: () => [], buffered: 0 };
     // The slot stays counted until the socket closes; a client that never closes its end is destroyed.
     setTimeout(() => this.socket.destroy(), this.#context.config.connections.closeGrace).unref();

@@ -212,6 +212,20 @@ describe('protocol edges', () => {
     expect(kinds).toEqual({ version_negotiation: 1 });
   });
 
+  it('a client that closes after being told to step down is let go at once, not after the close grace', async () => {
+    const { client, clients, context } = await proxyWith(openBackend);
+    // A grace far beyond the test's timeout: only the client's own FIN can end the connection in time.
+    (context.config.connections as { closeGrace: number }).closeGrace = 10 * 60_000;
+    while (clients.size === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const [connection] = [...clients];
+    client.send(6, 0, Opcode.OPTIONS, Buffer.alloc(0));
+    expect(errorOf(await client.next()).message).toContain('Invalid or unsupported protocol version (6)');
+    client.close();
+    // The proxy's admission slot is held until this socket closes. A slab-read socket paused after
+    // the reply left the FIN unread, and the socket open for the whole grace.
+    while (!connection!.socket.destroyed) await new Promise((resolve) => setTimeout(resolve, 20));
+  });
+
   it('v5 ignores the frame compression flag: the request is read as it is, and forwarded without the flag', async () => {
     const { client, forwarded } = await proxyWith(openBackend);
     client.send(5, 1, Opcode.STARTUP, startup);
