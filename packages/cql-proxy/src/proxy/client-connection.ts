@@ -276,9 +276,10 @@ export class ClientConnection {
           query.parameters,
           this,
         );
-        if (answer && 'rewrite' in answer) return this.#forward(frame, started, { rewrite: answer.rewrite });
-        if (answer) return this.#answer(frame, answer, started);
-        return this.#forward(frame, started);
+        if (answer && !('rewrite' in answer)) return this.#answer(frame, answer, started);
+        // A v5 QUERY that names its keyspace comes this way, a USE among them.
+        this.#keyspace.forwarding(frame, query.query);
+        return this.#forward(frame, started, answer ? { rewrite: answer.rewrite } : undefined);
       }
       case Opcode.PREPARE: {
         const prepare = decodePrepare(this.#checkedBody(frame), frame.version);
