@@ -73,9 +73,18 @@ export class KeyspaceInUse {
     if (target !== undefined && isSystemKeyspace(target)) this.#pending.set(request, target);
   }
 
-  /** `request` has its answer (undefined: it failed in the proxy). */
+  /**
+   * `request` has its answer (undefined: it failed in the proxy — a timeout, a lost backend
+   * connection). A USE of a system keyspace that failed in the proxy may still have run on the
+   * backend (its late Set_keyspace is dropped with its stream id), so names stay judged there
+   * until another USE is answered: refusing a user table then is the safe error.
+   */
   answered(request: object, response: Frame | undefined, body: (frame: Frame) => Buffer): void {
-    if (this.#pending.size > 0) this.#pending.delete(request);
+    if (this.#pending.size > 0) {
+      const target = this.#pending.get(request);
+      this.#pending.delete(request);
+      if (target !== undefined && response === undefined) this.#confirmed = target;
+    }
     if (response) this.#confirmed = keyspaceSet(response, body) ?? this.#confirmed;
   }
 }
