@@ -7,15 +7,27 @@ const networkFaults = new Set(['drop', 'latency', 'black-hole']);
 /**
  * Whether a fault excuses member `s` not shown alive. A fault on the backend or every contender
  * (a restart, a paused host) may have cut the observer off too, so it excuses the whole run of
- * the process it overlapped. A fault on the member's own network leaves the observer alone: once
+ * the process it overlapped, except the server-wide faults that must be recovered from within a
+ * bound (below). A fault on the member's own network leaves the observer alone: once
  * it ends, the member has ttl + grace to be seen again (a beat stuck in a broken connection
  * for longer than that is a violation).
  */
-const excuses = (f: FaultEvent, s: HeartbeatSample, since: number, patience: number) => {
+const excuses = (f: FaultEvent, s: HeartbeatSample, since: number, bounds: Bounds) => {
   if (f.at > s.at) return false;
-  if (f.target === undefined) return f.end + patience >= since;
-  return networkFaults.has(f.fault) && f.target.startsWith(`${s.member}.`) && f.end + patience >= s.at;
+  if (f.target === undefined) return recovered(f) ? f.end + recovery(bounds) >= s.at : f.end + patienceOf(bounds) >= since;
+  return networkFaults.has(f.fault) && f.target.startsWith(`${s.member}.`) && f.end + patienceOf(bounds) >= s.at;
 };
+
+/**
+ * Server-wide faults after which every client, the observer too, must see the truth again within a
+ * bound: a paused server resumed, or one that answered errors (the observer never saw those). A
+ * member's next beat lands within ttl + grace, and a watch that stayed silent through the fault is
+ * opened again after at most twice the longest ttl (5 s at least; the stores' documented bound).
+ * (Excusing the whole run of every process the fault overlapped hid a beat stuck after it.)
+ */
+const recovered = (f: FaultEvent) => f.fault === 'server-pause' || f.fault === 'server-errors';
+const patienceOf = (bounds: Bounds) => bounds.heartbeatTtl + bounds.heartbeatGrace;
+const recovery = (bounds: Bounds) => patienceOf(bounds) + Math.max(5000, 2 * bounds.heartbeatTtl);
 
 /**
  * The heartbeat store's promises, judged on samples of an observer's view:
@@ -51,7 +63,12 @@ export function checkHeartbeats(history: readonly HistoryEvent[], bounds: Bounds
     }
     const downSince = s.downSince;
     // A fault on every contender at once (a paused in-process host) pauses the observer too.
-    const observerPaused = faults.some((f) => f.target === undefined && f.at <= s.at && f.end + patience >= (downSince ?? s.at));
+    const observerPaused = faults.some(
+      (f) =>
+        f.target === undefined &&
+        f.at <= s.at &&
+        (recovered(f) ? f.end + recovery(bounds) >= s.at : f.end + patience >= (downSince ?? s.at)),
+    );
     if (downSince !== undefined && s.observedAlive && s.at - downSince > patience && !observerPaused) {
       once(`${s.member}:stale:${downSince}`, {
         kind: 'stale-missed',
@@ -63,7 +80,7 @@ export function checkHeartbeats(history: readonly HistoryEvent[], bounds: Bounds
     if (s.runningSince !== undefined && s.at - s.runningSince > patience) {
       const current = s.observedAlive && s.observedGeneration === s.runningGeneration;
       const since = s.runningSince;
-      const excused = faults.some((f) => excuses(f, s, since, patience));
+      const excused = faults.some((f) => excuses(f, s, since, bounds));
       if (!current && !excused) {
         once(`${s.member}:alive:${since}`, {
           kind: 'alive-missed',

@@ -181,6 +181,20 @@ describe('heartbeat history checks', () => {
     expect(hbKinds([hole, sample(2600, { runningGeneration: 2, runningSince: 0, observedAlive: false })])).toEqual(['alive-missed']);
   });
 
+  test('a server paused or answering errors excuses a member unseen until the stores must have recovered, not for the whole run', () => {
+    // (review) Recorded with no target, these faults excused every later miss of each member running then.
+    // Recovery: ttl + grace for the next beat, and a silent watch reopened within 2 × ttl (5 s at least) = 6.5 s.
+    for (const fault of ['server-pause', 'server-errors'] as const) {
+      const outage: HistoryEvent = { kind: 'fault', fault, at: 1000, end: 2000, detail: '' };
+      const unseen = (at: number) => sample(at, { runningGeneration: 1, runningSince: 0, observedAlive: false });
+      expect(hbKinds([outage, unseen(8000)])).toEqual([]);
+      expect(hbKinds([outage, unseen(9000)])).toEqual(['alive-missed']);
+      expect(hbKinds([outage, unseen(60_000)])).toEqual(['alive-missed']);
+      expect(hbKinds([outage, sample(8000, { downSince: 500 })])).toEqual([]);
+      expect(hbKinds([outage, sample(60_000, { downSince: 500 })])).toEqual(['stale-missed']);
+    }
+  });
+
   test('an older incarnation shown after a newer one', () => {
     expect(hbKinds([sample(100, { observedGeneration: 2 }), sample(200, { observedGeneration: 1 })])).toEqual(['incarnation-regressed']);
   });
