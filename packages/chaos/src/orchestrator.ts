@@ -91,6 +91,17 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
   let seq = 0;
   /** Server processes under SIGSTOP now: a run that ends (or fails) meanwhile must let them go on. */
   const stoppedServer = new Set<number>();
+  /** SIGCONT to every server process this run stopped; one that died meanwhile is simply gone. */
+  const resumeServers = () => {
+    for (const pid of stoppedServer) {
+      stoppedServer.delete(pid);
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // ESRCH: it exited while stopped; the others are still resumed.
+      }
+    }
+  };
 
   const startHost = (): Host => {
     const child = fork(hostPath(), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] });
@@ -329,17 +340,21 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
         // One process or all of them (an apiserver whose etcd hangs behaves unlike a hung apiserver).
         const chosen = random.next() < 0.5 ? processes : [random.pick(processes)];
         const d = random.between(1, 3) * ttl;
+        // Interrupted during the pause, the run must not leave a server stopped behind it.
+        const onSignal = (signal: NodeJS.Signals) => {
+          resumeServers();
+          process.kill(process.pid, signal);
+        };
+        process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
         try {
           for (const p of chosen) {
-            process.kill(p.pid, 'SIGSTOP');
             stoppedServer.add(p.pid);
+            process.kill(p.pid, 'SIGSTOP');
           }
           await sleep(d);
         } finally {
-          for (const p of chosen) {
-            process.kill(p.pid, 'SIGCONT');
-            stoppedServer.delete(p.pid);
-          }
+          resumeServers();
+          process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
         }
         fault(kind, at, realNow() + ttl, undefined, `SIGSTOP of ${chosen.map((p) => p.name).join(' and ')} for ${Math.round(d)} ms`);
         return;
@@ -424,7 +439,7 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
     return { seed, bounds, verdict, table, history };
   } finally {
     clearInterval(sampler);
-    for (const pid of stoppedServer) process.kill(pid, 'SIGCONT');
+    resumeServers();
     for (const inc of incarnations) if (inc.paused) inc.host.child.kill('SIGCONT');
     await Promise.all(
       hosts.map(async ({ child }) => {
