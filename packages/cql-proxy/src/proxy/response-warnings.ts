@@ -24,7 +24,14 @@ import { withShownEndpoints } from './error-addresses.js';
 /** Cassandra's "replication factor N ... is higher than the number of nodes M [for datacenter D]". */
 const NODE_COUNT = /\bnumber of nodes \d+/i;
 const BARE_IPV4 = /(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w.])/g;
-const INTEGER = /(?<![\w.])-?\d{1,20}(?![\w.])/g;
+/**
+ * Ring tokens worth hiding: six digits or more. A ring can hold a small token (the two-node
+ * calculator's 0), and the same number is then a row count in "Read 0 live rows": a small token
+ * says nothing of the ring, and rewriting counts would corrupt what the client reads.
+ */
+const INTEGER = /(?<![\w.])-?\d{6,20}(?![\w.])/g;
+/** A bare IPv6 address (loosely: rewritten only when it is a backend node's). */
+const BARE_IPV6 = /(?<![\w:.])[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}(?![\w:])/g;
 const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
 
 export const HIDDEN_TOKEN = '<backend token>';
@@ -43,6 +50,7 @@ export function clientWarning(warning: string, shown: string, footprint: Backend
 export function withoutFootprint(text: string, shown: string, footprint: BackendFootprint): string {
   return withShownEndpoints(text, shown)
     .replace(BARE_IPV4, (address) => (footprint.addresses.has(address) ? shown : address))
+    .replace(BARE_IPV6, (address) => (footprint.addresses.has(address.toLowerCase()) ? shown : address))
     .replace(INTEGER, (n) => (footprint.tokens.has(n) ? HIDDEN_TOKEN : n))
     .replace(UUID, (id) => (footprint.hostIds.has(id.toLowerCase()) ? HIDDEN_HOST_ID : id));
 }

@@ -17,9 +17,9 @@ import { RawClient } from './raw-client.js';
 import { openBackend, REAL_NODE, scriptedProxy, type Script } from './scripted-backend.js';
 
 const footprint: BackendFootprint = {
-  addresses: new Set(['10.9.8.7', '10.9.8.6']),
+  addresses: new Set(['10.9.8.7', '10.9.8.6', 'fd00::2']),
   hostIds: new Set([REAL_NODE.hostId]),
-  tokens: new Set(['-9223372036854775808', '3074457345618258602']),
+  tokens: new Set(['-9223372036854775808', '3074457345618258602', '0']),
 };
 
 /** Warnings as Cassandra 5.0 writes them, each naming something of the real ring. */
@@ -50,6 +50,19 @@ describe('one warning as a client of the proxy reads it', () => {
   it('shows the dialled address for node endpoints and hides host ids', () => {
     expect(clientWarning(ENDPOINTS, '127.0.0.50', footprint)).toBe(
       `Read repair from /127.0.0.50 and 127.0.0.50 took long; host ${HIDDEN_HOST_ID}`,
+    );
+  });
+
+  it('(review) shows the dialled address for a bare IPv6 node address too', () => {
+    expect(clientWarning('Read repair from FD00::2 took long; fd00::20 is not ours', '127.0.0.50', footprint)).toBe(
+      'Read repair from 127.0.0.50 took long; fd00::20 is not ours',
+    );
+  });
+
+  it('(review) keeps small numbers, though a ring may hold a small token (0): they are counts in these messages', () => {
+    const counts = 'Read 0 live rows and 1100 tombstone cells for query SELECT * FROM ks.t WHERE token(k) > -9223372036854775808';
+    expect(clientWarning(counts, '127.0.0.50', footprint)).toBe(
+      `Read 0 live rows and 1100 tombstone cells for query SELECT * FROM ks.t WHERE token(k) > ${HIDDEN_TOKEN}`,
     );
   });
 
