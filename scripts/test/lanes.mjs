@@ -21,6 +21,8 @@ const CHAOS = 'packages/chaos/test';
 const BACKEND_FAULTS = 'packages/cql-proxy/test/proxy/backend-faults';
 
 const children = new Set();
+/** Set by SIGINT/SIGTERM: the running jest processes are stopped, and no further lane starts. */
+let interrupted = false;
 
 /** One jest process; resolves with its exit code (a signal counts as a failure). */
 function jest(args, output) {
@@ -59,8 +61,8 @@ function quietLane(name, args) {
 
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
+    interrupted = true;
     for (const child of children) child.kill(signal);
-    process.exitCode = 130;
   });
 }
 
@@ -77,11 +79,13 @@ async function lanes() {
     chaos.print();
     codes = [main, chaosCode];
   }
-  codes.push(await jest([BACKEND_FAULTS]));
+  if (!interrupted) codes.push(await jest([BACKEND_FAULTS]));
+  if (interrupted) return 130;
   const names = serial ? ['main', 'backend-faults'] : ['main', 'chaos', 'backend-faults'];
   process.stderr.write(`[lanes] ${codes.map((code, i) => `${names[i]} ${code === 0 ? 'passed' : `FAILED (exit ${code})`}`).join(', ')}\n`);
   return codes.every((code) => code === 0) ? 0 : 1;
 }
 
 const args = process.argv.slice(2);
-process.exitCode = args.length > 0 ? await jest(args) : await lanes();
+const code = args.length > 0 ? await jest(args) : await lanes();
+process.exitCode = interrupted ? 130 : code;
