@@ -234,7 +234,7 @@ export class ConsulHeartbeatBackend implements HeartbeatBackend {
     );
     for await (const res of views) {
       const records = toRecords(res.status === 404 ? [] : (res.body ?? []), group);
-      longestTtl = Math.max(0, ...records.map((r) => r.ttl));
+      longestTtl = records.reduce((longest, r) => Math.max(longest, r.ttl), 0);
       yield records;
     }
   }
