@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { anySignal, backoffDelay, sleep, type WaitOptions } from '../abort.js';
 import { systemClock, type Clock } from '../clock.js';
-import { BackendError, ClosedError, InvalidArgumentError, MusterError, PayloadTooLargeError, TimeoutError } from '../errors.js';
+import {
+  abortErrorFrom,
+  BackendError,
+  ClosedError,
+  InvalidArgumentError,
+  MusterError,
+  PayloadTooLargeError,
+  TimeoutError,
+} from '../errors.js';
 import type { BeatOptions, HeartbeatEvent, HeartbeatStore, JsonValue, MemberHeartbeat } from '../ports/heartbeat.js';
 import { EventChannel } from './channel.js';
 import { sameValue } from './endpoint-set.js';
@@ -120,7 +128,9 @@ class HeartbeatClient implements HeartbeatStore {
     try {
       await this.#backend.write(record, { signal: anySignal(signal, late), takeover: !this.#mine.has(memberId) });
     } catch (error) {
-      if (!late.aborted || signal.aborted) throw error;
+      // The caller's own abort (or close()) is what the caller sees, whatever the backend threw for it.
+      if (signal.aborted) throw abortErrorFrom(signal, `beat() of '${memberId}'`);
+      if (!late.aborted) throw error;
       throw new TimeoutError(
         `beat(): the write of '${memberId}' did not complete within its ttl (${ttl} ms), so it was abandoned; the backend is unreachable or slow, and the next beat tries again on a new connection`,
         { cause: error },
