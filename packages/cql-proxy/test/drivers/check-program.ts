@@ -11,9 +11,9 @@ export class CheckProgram {
   #waiter: (() => void) | undefined;
   #stderr = '';
 
-  constructor(name: string, command: string, args: readonly string[]) {
+  constructor(name: string, command: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env) {
     this.#name = name;
-    this.#child = spawn(command, args, { env: process.env });
+    this.#child = spawn(command, args, { env });
     createInterface({ input: this.#child.stdout }).on('line', (line) => {
       this.#lines.push(line);
       this.#waiter?.();

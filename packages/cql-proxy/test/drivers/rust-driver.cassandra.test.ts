@@ -8,12 +8,11 @@
 // only with MUSTER_RUST_DRIVER=build; otherwise a cached build runs, or the file skips saying so.
 import cassandra from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { testTool } from '../../../../scripts/testenv/optional-tools.mjs';
 import { rustDriverCheck } from '../../../../scripts/testenv/rust-driver.mjs';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { converged, freePort, startProxy, until, type CassandraEntry, type RunningProxy } from '../proxy/harness.js';
+import { CheckProgram } from './check-program.js';
 
 const backend = testServer<CassandraEntry>('cassandra');
 const TIMEOUT = 240_000;
@@ -40,61 +39,13 @@ interface Work {
   errors: string[];
 }
 
-/** The check program, one command in, one JSON line out. */
-class Driver {
-  readonly #child: ChildProcessWithoutNullStreams;
-  readonly #lines: string[] = [];
-  #waiter: (() => void) | undefined;
-  #stderr = '';
-
-  constructor(bin: string, contact: string) {
-    this.#child = spawn(bin, [contact], { env: { ...process.env, RUST_LOG: 'off' } });
-    createInterface({ input: this.#child.stdout }).on('line', (line) => {
-      this.#lines.push(line);
-      this.#waiter?.();
-    });
-    this.#child.stderr.on('data', (chunk: Buffer) => {
-      this.#stderr = (this.#stderr + chunk.toString()).slice(-4000);
-    });
-    this.#child.on('exit', () => this.#waiter?.());
-  }
-
-  async #line(ms = 120_000): Promise<unknown> {
-    const deadline = Date.now() + ms;
-    while (this.#lines.length === 0) {
-      if (this.#child.exitCode !== null) throw new Error(`the check program exited (${this.#child.exitCode}): ${this.#stderr}`);
-      if (Date.now() > deadline) throw new Error(`no answer from the check program in ${ms} ms: ${this.#stderr}`);
-      await new Promise<void>((resolve) => {
-        this.#waiter = resolve;
-        setTimeout(resolve, 1000).unref();
-      });
-    }
-    return JSON.parse(this.#lines.shift()!);
-  }
-
-  async connected(): Promise<void> {
-    const first = (await this.#line()) as { connected?: boolean; error?: string };
-    if (!first.connected) throw new Error(`the driver did not connect: ${first.error}`);
-  }
-
-  async ask<T>(command: string): Promise<T> {
-    this.#child.stdin.write(`${command}\n`);
-    return (await this.#line()) as T;
-  }
-
-  stop(): void {
-    this.#child.stdin.end('quit\n');
-    setTimeout(() => this.#child.kill('SIGKILL'), 5000).unref();
-  }
-}
-
 (backend && runnable ? describe : describe.skip)('Rust scylla driver through three proxies', () => {
   const ids = ['proxy-a', 'proxy-b', 'proxy-c'];
   const hostOf = (id: string) => `127.0.0.${71 + ids.indexOf(id)}`;
   const scope = `rust-driver-${process.pid}-${Date.now()}`;
   const proxies = new Map<string, RunningProxy>();
   let port: number;
-  let driver: Driver;
+  let driver: CheckProgram;
   const keyspace = `rust_${process.pid}`;
 
   const start = async (id: string) => {
@@ -116,12 +67,12 @@ class Driver {
     port = await freePort();
     for (const id of ids) await start(id);
     await converged(proxies.values(), ids.length);
-    driver = new Driver(bin, endpoint('proxy-a'));
+    driver = new CheckProgram('the Rust check program', bin, [endpoint('proxy-a')], { ...process.env, RUST_LOG: 'off' });
     await driver.connected();
   }, BUILD_TIMEOUT);
 
   afterAll(async () => {
-    driver?.stop();
+    await driver?.stop();
     const direct = new cassandra.Client({ contactPoints: backend!.contactPoints, localDataCenter: backend!.localDataCenter });
     await direct.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`).catch(() => undefined);
     await direct.shutdown();
