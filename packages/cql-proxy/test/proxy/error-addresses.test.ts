@@ -11,7 +11,7 @@ import { Writer } from '../../src/protocol/writer.js';
 import { BackendConnectionError } from '../../src/proxy/backend-connection.js';
 import { hideNodeAddresses } from '../../src/proxy/error-addresses.js';
 import { RawClient } from './raw-client.js';
-import { openBackend, REAL_NODE, scriptedProxy } from './scripted-backend.js';
+import { openBackend, REAL_NODE, scriptedProxy, type Script } from './scripted-backend.js';
 
 /** READ_FAILURE as Cassandra 5.0 sends it in v5: two replicas failed. */
 const readFailure = () =>
@@ -58,20 +58,23 @@ describe('backend errors that name nodes', () => {
   let close: (() => Promise<void>) | undefined;
   afterEach(() => close?.());
 
-  it('through a client connection', async () => {
-    const proxy = await scriptedProxy((request) =>
-      request.opcode === Opcode.QUERY ? { opcode: Opcode.ERROR, body: readFailure() } : openBackend(request),
-    );
+  /** What a client reads for `SELECT * FROM ks.t` through a proxy whose backend answers every QUERY with `answer`. */
+  async function queryAnswered(answer: Awaited<ReturnType<Script>>, version: 4 | 5 = 4, consistency: Consistency = Consistency.ONE) {
+    const proxy = await scriptedProxy((request) => (request.opcode === Opcode.QUERY ? answer : openBackend(request)));
     const client = await RawClient.open(proxy.address);
     close = async () => {
       client.close();
       await proxy.close();
     };
-    client.send(5, 1, Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) }));
+    client.send(version, 1, Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) }));
     await client.next(1);
-    client.useSegments(false);
-    client.send(5, 2, Opcode.QUERY, encodeQuery({ query: 'SELECT * FROM ks.t', parameters: { consistency: Consistency.QUORUM } }, 5));
-    const frame = await client.next(2);
+    if (version === 5) client.useSegments(false);
+    client.send(version, 2, Opcode.QUERY, encodeQuery({ query: 'SELECT * FROM ks.t', parameters: { consistency } }, version));
+    return client.next(2);
+  }
+
+  it('through a client connection', async () => {
+    const frame = await queryAnswered({ opcode: Opcode.ERROR, body: readFailure() }, 5, Consistency.QUORUM);
     expect(frame?.opcode).toBe(Opcode.ERROR);
     expect(frame!.body.includes(Buffer.from('10.9.8.'))).toBe(false);
     expect(frame!.body.includes(Buffer.from([10, 9, 8]))).toBe(false);
@@ -88,18 +91,7 @@ describe('backend errors that name nodes', () => {
       message,
       trailer: new Writer().writeShort(Consistency.ONE).writeInt(0).writeInt(1).writeInt(1).writeByte(0).finish(),
     });
-    const proxy = await scriptedProxy((request) =>
-      request.opcode === Opcode.QUERY ? { opcode: Opcode.ERROR, body: abort } : openBackend(request),
-    );
-    const client = await RawClient.open(proxy.address);
-    close = async () => {
-      client.close();
-      await proxy.close();
-    };
-    client.send(4, 1, Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) }));
-    await client.next(1);
-    client.send(4, 2, Opcode.QUERY, encodeQuery({ query: 'SELECT * FROM ks.t', parameters: { consistency: Consistency.ONE } }, 4));
-    const error = decodeError((await client.next(2))!.body);
+    const error = decodeError((await queryAnswered({ opcode: Opcode.ERROR, body: abort }))!.body);
     expect(error.code).toBe(ErrorCode.READ_FAILURE);
     expect(error.message).toBe(
       '2 nodes scanned over 100001 tombstones and aborted the query SELECT * FROM ks.t WHERE token(k) > <backend token> ' +
@@ -114,16 +106,7 @@ describe('backend errors that name nodes', () => {
       `no backend node accepted a connection: cannot connect to Cassandra at ${REAL_NODE.address}:9042: Hostname/IP does not match ` +
         `certificate's altnames: IP: ${REAL_NODE.address} is not in the cert's list: 10.9.8.6, fe80::7`,
     );
-    const proxy = await scriptedProxy((request) => (request.opcode === Opcode.QUERY ? tls : openBackend(request)));
-    const client = await RawClient.open(proxy.address);
-    close = async () => {
-      client.close();
-      await proxy.close();
-    };
-    client.send(4, 1, Opcode.STARTUP, encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) }));
-    await client.next(1);
-    client.send(4, 2, Opcode.QUERY, encodeQuery({ query: 'SELECT * FROM ks.t', parameters: { consistency: Consistency.ONE } }, 4));
-    const error = decodeError((await client.next(2))!.body);
+    const error = decodeError((await queryAnswered(tls))!.body);
     expect(error.code).toBe(ErrorCode.OVERLOADED);
     expect(error.message).toBe(
       'proxy: no backend node accepted a connection: cannot connect to Cassandra at a backend node: Hostname/IP does not match ' +
