@@ -23,9 +23,11 @@ The same gocql load against Cassandra direct, the Muster proxy and datastax/cql-
   --keys N                  partitions read and written                                         [10000]
   --token-aware on|off      the driver's token awareness (matters for direct with --nodes 3)    [on]
   --seed N                  seed of the key sequences (default: random, printed; or BENCH_SEED)
-  --pin split|spread|off    split: Cassandra on core 0, proxy and load generator on the last;
+  --pin split|spread|own|off
+                            split: Cassandra on core 0, proxy and load generator on the last;
                             spread: Cassandra on every core, load generator on core 0, proxy on
-                            the last                                                            [split]
+                            the last; own: Cassandra and load generator on core 0, the proxy
+                            alone on the last                                                   [split]
   --no-pin                  the same as --pin off
   --nice=N                  run Cassandra, the proxies and the load generator at this nice (-20..19;
                             negative needs root): on a shared machine they then preempt other
@@ -109,7 +111,7 @@ export function parseBenchArgs(argv, env = process.env) {
     keys: number('keys', values.keys, { min: 1, integer: true }),
     tokenAware: choice('token-aware', values['token-aware'], ['on', 'off']) === 'on',
     seed: seedText === undefined ? Math.floor(Math.random() * 2 ** 31) : number('seed', seedText, { min: 0, integer: true }),
-    pin: values['no-pin'] ? 'off' : choice('pin', values.pin, ['split', 'spread', 'off']),
+    pin: values['no-pin'] ? 'off' : choice('pin', values.pin, ['split', 'spread', 'own', 'off']),
     nice: number('nice', values.nice, { min: -20, max: 19, integer: true }),
     loopDelay: values['loop-delay'],
     hop: !values['no-hop'],

@@ -21,6 +21,9 @@ function setAffinity(pid, cpus) {
  *    taken from the generator and shows up as lost throughput; the backend gets one core only.
  *  - spread: Cassandra on every core (three JVMs need more than one), the load generator on core 0
  *    and the proxy on the last, so the two never wait for each other, only for Cassandra.
+ *  - own: Cassandra and the load generator share the first cores, the proxy has the last to itself:
+ *    what a proxy costs then shows as latency and lost throughput only where it is the bottleneck
+ *    (direct leaves that core idle).
  */
 export function planPinning(layout, { cores = availableParallelism(), hasTaskset = tasksetPresent } = {}) {
   const none = (why) => ({ layout: 'off', backend: undefined, load: undefined, proxy: undefined, why });
@@ -40,6 +43,15 @@ export function planPinning(layout, { cores = availableParallelism(), hasTaskset
     };
   }
   const backend = cores > 2 ? `0-${cores - 2}` : '0';
+  if (layout === 'own') {
+    return {
+      layout,
+      backend,
+      load: backend,
+      proxy: last,
+      why: `own: Cassandra and load generator on core ${backend}, proxy alone on core ${last}`,
+    };
+  }
   return { layout, backend, load: last, proxy: last, why: `split: Cassandra on core ${backend}, proxy and load generator on core ${last}` };
 }
 

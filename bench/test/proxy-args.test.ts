@@ -64,7 +64,7 @@ describe('bench/proxy command line', () => {
     [['--token-aware', 'yes'], '--token-aware: expected on | off'],
     [['--rate', 'fast'], '--rate: expected a number ≥ 1, got "fast"'],
     [['--headroom', '1.5'], '--headroom: expected a number from 0.01 to 1, got "1.5"'],
-    [['--pin', 'both'], '--pin: expected split | spread | off, got "both"'],
+    [['--pin', 'both'], '--pin: expected split | spread | own | off, got "both"'],
     [['--nice=-30'], '--nice: expected an integer from -20 to 19, got "-30"'],
     [['--samples', '0'], '--samples: expected an integer ≥ 1'],
     [['--bogus'], "Unknown option '--bogus'"],
@@ -81,6 +81,13 @@ describe('bench/proxy pinning and priority', () => {
   it('plans the split layout: Cassandra on core 0, proxy and load generator on the last', () => {
     expect(planPinning('split', { cores: 2, hasTaskset: () => true })).toMatchObject({ backend: '0', load: '1', proxy: '1' });
     expect(planPinning('split', { cores: 4, hasTaskset: () => true })).toMatchObject({ backend: '0-2', load: '3', proxy: '3' });
+  });
+
+  it('plans the own layout: the proxy alone on the last core, Cassandra and the load generator before it', () => {
+    const plan = planPinning('own', { cores: 2, hasTaskset: () => true });
+    expect(plan).toMatchObject({ backend: '0', load: '0', proxy: '1' });
+    expect(plan.why).toBe('own: Cassandra and load generator on core 0, proxy alone on core 1');
+    expect(planPinning('own', { cores: 4, hasTaskset: () => true })).toMatchObject({ backend: '0-2', load: '0-2', proxy: '3' });
   });
 
   it('plans the spread layout: Cassandra on every core, load generator and proxy apart', () => {
