@@ -61,6 +61,8 @@ export interface BackendView {
   readonly peersV2Columns: readonly ColumnSpec[] | undefined;
   /** Nodes of the local DC, the contact node first, then the rest in address order. */
   readonly nodes: readonly BackendNode[];
+  /** Every node of every DC the contact node lists, joining ones (no tokens yet) included. */
+  readonly allNodes: readonly BackendNode[];
   /** Every node's tokens and the keyspaces' replication, for routing requests to replicas. */
   readonly routing: RoutingTopology;
 }
@@ -296,6 +298,7 @@ export class BackendCluster {
       peersColumns: peers.columns,
       peersV2Columns: peersV2?.columns,
       nodes: [contact, ...others.filter((n) => !(n.host === contact.host && n.port === contact.port))],
+      allNodes: [contact, ...all],
       routing,
     };
   }

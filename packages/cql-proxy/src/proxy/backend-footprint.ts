@@ -8,7 +8,7 @@ import type { BackendView } from './backend-cluster.js';
 export interface BackendFootprint {
   /** Native-protocol addresses of every node of every DC, as the ring lists them. */
   readonly addresses: ReadonlySet<string>;
-  /** Host ids of the local DC's nodes (the ones the proxy reads). */
+  /** Host ids of every node of every DC. */
   readonly hostIds: ReadonlySet<string>;
   /** Every node's ring tokens, as decimal strings. */
   readonly tokens: ReadonlySet<string>;
@@ -26,8 +26,11 @@ export function backendFootprint(view: BackendView): BackendFootprint {
       addresses.add(node.host);
       for (const token of node.tokens) tokens.add(token.toString());
     }
-    for (const node of view.nodes) addresses.add(node.host);
-    const hostIds = new Set(view.nodes.flatMap((node) => (node.hostId ? [node.hostId.toLowerCase()] : [])));
+    const hostIds = new Set<string>();
+    for (const node of view.allNodes) {
+      if (node.host !== '') addresses.add(node.host);
+      if (node.hostId) hostIds.add(node.hostId.toLowerCase());
+    }
     footprint = { addresses, hostIds, tokens };
     derived.set(view, footprint);
   }

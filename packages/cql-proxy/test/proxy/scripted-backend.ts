@@ -30,7 +30,7 @@ export interface Forwarded {
 export type Script = (request: Forwarded) => Answer | Error | Promise<Answer | Error>;
 type Answer = { opcode: number; body?: Buffer; flags?: number };
 
-const backendView = (): BackendView => ({
+export const backendView = (): BackendView => ({
   version: 4,
   clusterName: 'Real Cluster',
   releaseVersion: '5.0.8',
@@ -63,6 +63,7 @@ const backendView = (): BackendView => ({
   peersColumns: [],
   peersV2Columns: undefined,
   nodes: [],
+  allNodes: [],
   routing: { ring: [], replication: new Map(), localDataCenter: 'datacenter1' },
 });
 
