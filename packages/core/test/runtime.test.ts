@@ -90,6 +90,13 @@ describe('config errors name file:line:col and the path', () => {
     expect(error.message).toMatch(/dup\.yaml:3:1: invalid YAML: Map keys must be unique/);
   });
 
+  it('a document whose aliases expand without bound, at its first alias', async () => {
+    const nine = (name: string) => `[${Array(9).fill(`*${name}`).join(', ')}]`;
+    const bomb = `a: &a [x, x, x, x, x, x, x, x, x]\nb: &b ${nine('a')}\nc: &c ${nine('b')}\nd: ${nine('c')}\n`;
+    const error = await configError(file('bomb.yaml', bomb));
+    expect(error.message).toMatch(/bomb\.yaml:2:8: invalid YAML: Excessive alias count/);
+  });
+
   it('a wrong type deep in adapter options', async () => {
     const path = file(
       'types.yaml',

@@ -160,7 +160,20 @@ export async function parseYaml(
   });
   if (missing) throw missing;
 
-  const data: unknown = doc.toJS();
+  let data: unknown;
+  try {
+    data = doc.toJS();
+  } catch (cause) {
+    // The parser bounds alias expansion (a "billion laughs" document): named at the first alias.
+    let alias: number | undefined;
+    visit(doc, {
+      Alias(_key, node) {
+        alias = node.range?.[0];
+        return visit.BREAK;
+      },
+    });
+    throw new ConfigError('', `invalid YAML: ${(cause as Error).message}`, at(alias ?? 0), { cause });
+  }
   const source = new ConfigSource(
     (typeof data === 'object' && data !== null && !Array.isArray(data) ? data : {}) as Record<string, unknown>,
     { file, dir: dirname(file), doc, lines },
