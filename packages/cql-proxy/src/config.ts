@@ -2,7 +2,15 @@ import { hostname } from 'node:os';
 import { ConfigError, type ConfigSource } from '@muster/core';
 import { s, validate, type Infer } from '@muster/core/adapter';
 
-const hostPort = s.string({ pattern: /^(\[[0-9a-fA-F:.]+\]|[^\s:]+)(:\d{1,5})?$/, hint: 'host or host:port' });
+/** A TCP port, 1–65535, as text. */
+const PORT = '(?:6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3}|[1-5]\\d{4}|[1-9]\\d{0,3})';
+/** host, host:port, [IPv6]:port or a bare IPv6 address (two colons at least; the default port). */
+const hostPort = s.string({
+  pattern: new RegExp(
+    `^(?:(?:\\[[0-9a-fA-F:.]+\\]|[^\\s:\\[\\]]+)(?::${PORT})?|(?=[^:]*:[^:]*:)[0-9a-fA-F:]+(?:\\d{1,3}(?:\\.\\d{1,3}){3})?)$`,
+  ),
+  hint: 'host, host:port or [IPv6 address]:port with a port of 1-65535',
+});
 
 export const proxySchema = s.object({
   /** This instance's identity in the virtual cluster; stable across restarts for a stable host_id. */

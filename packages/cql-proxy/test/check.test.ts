@@ -51,6 +51,17 @@ describe('muster-cql-proxy --check', () => {
     expect(r.err).toContain(`${r.path}:7:11: discovery.options.self: "proxy-9" matches no member (ids: proxy-0, proxy-1)`);
   });
 
+  it('a contact point with a port out of range is refused at its place; a bare IPv6 address is a host', () => {
+    for (const bad of ['127.0.0.1:99999', 'cassandra:0', '127.0.0.1:9042:1']) {
+      const r = check('contact.yaml', `proxy:\n  backend: { contactPoints: [127.0.0.1, "${bad}"] }\n`);
+      expect(r.code).toBe(2);
+      expect(r.err).toContain(`${r.path}:2:41: proxy.backend.contactPoints[1]: ${JSON.stringify(bad)} is not host, host:port`);
+    }
+    const r = check('ipv6.yaml', `proxy:\n  backend: { contactPoints: ["::1", "[fd00::2]:9142"] }\n`);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+  });
+
   it('an unknown top-level section (heartbeats:) is an error, never ignored', () => {
     const r = check('sections.yaml', `${members}heartbeats: { adapter: static }\n${proxy}`);
     expect(r.code).toBe(2);

@@ -439,7 +439,10 @@ function listen(server: Server | HttpServer, port: number, host: string): Promis
   });
 }
 
+/** A contact point as the config schema admits it: host, host:port, [IPv6]:port, or a bare IPv6 address. */
 export function parseHostPort(value: string): { host: string; port: number } {
-  const match = /^\[?([^\]]+?)\]?(?::(\d+))?$/.exec(value);
-  return { host: match?.[1] ?? value, port: match?.[2] ? Number(match[2]) : 9042 };
+  const match = /^(?:\[([^\]]+)\]|([^:]+))(?::(\d+))?$/.exec(value);
+  // Anything else (two colons or more, no brackets) is a bare IPv6 address on the default port.
+  if (!match) return { host: value, port: 9042 };
+  return { host: match[1] ?? match[2]!, port: match[3] ? Number(match[3]) : 9042 };
 }
