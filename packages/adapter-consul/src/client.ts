@@ -70,6 +70,24 @@ export interface ConsulResponse<T> {
 const backend = 'consul';
 
 /** Consul's own env variables, so a process configured for the consul CLI needs no extra options. */
+/**
+ * The agent's HTTP API base from `host:port` (http, or https with TLS settings) or an http(s) URL;
+ * `where` names the setting in the error (a config place, CONSUL_HTTP_ADDR).
+ */
+export function agentUrl(address: string, tls: boolean, where = 'address'): URL {
+  const raw = /^https?:\/\//.test(address) ? address : `${tls ? 'https' : 'http'}://${address}`;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    // Not a URL; nor is a port above 65535.
+  }
+  if (url === undefined || url.port === '0') {
+    throw new InvalidArgumentError(`${where}: ${JSON.stringify(address)} is not host:port or an http(s) URL (port 1-65535)`);
+  }
+  return url;
+}
+
 export function connectionFromEnv(
   env: NodeJS.ProcessEnv = process.env,
 ): Partial<ConsulConnectionOptions> & { caFile?: string; certFile?: string; keyFile?: string } {
@@ -121,13 +139,7 @@ export class ConsulClient {
   readonly #timeout: number;
 
   constructor(options: ConsulConnectionOptions) {
-    const raw = /^https?:\/\//.test(options.address) ? options.address : `${options.tls ? 'https' : 'http'}://${options.address}`;
-    let base: URL;
-    try {
-      base = new URL(raw);
-    } catch {
-      throw new InvalidArgumentError(`address: ${JSON.stringify(options.address)} is not host:port or an http(s) URL`);
-    }
+    const base = agentUrl(options.address, options.tls !== undefined);
     this.#base = base;
     this.address = base.host;
     this.datacenter = options.datacenter;

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '@muster/core';
 import { createHeartbeatStore, createLock, defineAdapter, s, type AdapterContext, type Infer } from '@muster/core/adapter';
-import { ConsulClient, connectionFromEnv, readPem, type ConsulTls } from './client.js';
+import { agentUrl, ConsulClient, connectionFromEnv, readPem, type ConsulTls } from './client.js';
 import { consulDiscovery } from './discovery.js';
 import { ConsulHeartbeatBackend } from './heartbeat.js';
 import { ConsulLockBackend } from './lock.js';
@@ -92,6 +92,12 @@ export default defineAdapter({
   name: 'consul',
   core: '^0.1.0',
   options: optionsSchema,
+  // What connecting would refuse, found without a request (for --check, and before each port).
+  check(_port, options, context) {
+    const address = options.address ?? connectionFromEnv().address;
+    // The scheme (TLS or not) does not change whether the address is readable.
+    if (address !== undefined) agentUrl(address, false, options.address !== undefined ? context.describe(['address']) : 'CONSUL_HTTP_ADDR');
+  },
   discovery(options, context) {
     return consulDiscovery(connect(options, context), {
       health: options.health,

@@ -62,6 +62,17 @@ describe('muster-cql-proxy --check', () => {
     expect(r.code).toBe(0);
   });
 
+  it('a Consul agent address that is no URL or has no valid port is refused at its place, or named as CONSUL_HTTP_ADDR', () => {
+    for (const bad of ['http://127.0.0.1:99999', 'not a url', '127.0.0.1:0']) {
+      const r = check('consul.yaml', `discovery: { adapter: consul, options: { address: "${bad}" } }\n${proxy}`);
+      expect(r.code).toBe(2);
+      expect(r.err).toContain(`${r.path}:1:51: discovery.options.address: ${JSON.stringify(bad)} is not host:port or an http(s) URL`);
+    }
+    const r = check('consul-env.yaml', `discovery: { adapter: consul }\n${proxy}`, { CONSUL_HTTP_ADDR: 'consul:99999' });
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('CONSUL_HTTP_ADDR: "consul:99999" is not host:port');
+  });
+
   it('an unknown top-level section (heartbeats:) is an error, never ignored', () => {
     const r = check('sections.yaml', `${members}heartbeats: { adapter: static }\n${proxy}`);
     expect(r.code).toBe(2);
