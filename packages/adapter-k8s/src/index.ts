@@ -7,6 +7,7 @@ import { kubeConfigOption } from './kube-config-option.js';
 import { endpointSliceDiscovery } from './discovery.js';
 import { LeaseHeartbeatBackend } from './heartbeat.js';
 import { LeaseLockBackend } from './lock.js';
+import { resolveConnection } from './resolve-connection.js';
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -44,8 +45,8 @@ const optionsSchema = s.object({
 
 export type KubernetesOptions = Infer<typeof optionsSchema>;
 
-function connectFor(options: KubernetesOptions, context: AdapterContext) {
-  return connect({
+function connectionOptions(options: KubernetesOptions, context: AdapterContext) {
+  return {
     kubeconfig: options.kubeconfig,
     kubeConfig: options.kubeConfig,
     context: options.context,
@@ -53,9 +54,11 @@ function connectFor(options: KubernetesOptions, context: AdapterContext) {
     inCluster: options.inCluster,
     requestTimeout: options.requestTimeout,
     baseDir: context.configDir,
-    describe: (option) => context.describe([option]),
-  });
+    describe: (option: string) => context.describe([option]),
+  };
 }
+
+const connectFor = (options: KubernetesOptions, context: AdapterContext) => connect(connectionOptions(options, context));
 
 /** Beats into the configured group when the caller names none. */
 function withDefaultGroup(store: HeartbeatStore, group: string | undefined): HeartbeatStore {
@@ -80,6 +83,11 @@ export default defineAdapter({
   name: 'kubernetes',
   core: '^0.1.0',
   options: optionsSchema,
+  // Finding the cluster reads local files only (kubeconfig, token and certificate files; an exec
+  // plugin runs at the first request): --check reports a missing file or context as the start would.
+  async check(_port, options, context) {
+    await resolveConnection(connectionOptions(options, context));
+  },
   async discovery(options, context) {
     return endpointSliceDiscovery({
       client: await connectFor(options, context),

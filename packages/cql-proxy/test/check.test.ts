@@ -73,6 +73,33 @@ describe('muster-cql-proxy --check', () => {
     expect(r.err).toContain('CONSUL_HTTP_ADDR: "consul:99999" is not host:port');
   });
 
+  it('a Kubernetes kubeconfig that is missing, or a context it does not have, is refused at its place', () => {
+    const missing = check('k8s-missing.yaml', `discovery: { adapter: kubernetes, options: { kubeconfig: ./none.yaml } }\n${proxy}`);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain(
+      `${missing.path}:1:58: discovery.options.kubeconfig: cannot read kubeconfig ${join(dir, 'none.yaml')} (ENOENT)`,
+    );
+    writeFileSync(
+      join(dir, 'kubeconfig.yaml'),
+      `clusters: [{ name: c, cluster: { server: "https://127.0.0.1:6443" } }]
+users: [{ name: u, user: { token: t } }]
+contexts: [{ name: a, context: { cluster: c, user: u } }]
+current-context: a
+`,
+    );
+    const context = check(
+      'k8s-context.yaml',
+      `lock: { adapter: kubernetes, options: { kubeconfig: kubeconfig.yaml, context: b } }\n${proxy}`,
+    );
+    expect(context.code).toBe(2);
+    expect(context.err).toContain(
+      `${context.path}:1:79: lock.options.context: ${join(dir, 'kubeconfig.yaml')} has no context 'b' (contexts: a)`,
+    );
+    const good = check('k8s-good.yaml', `lock: { adapter: kubernetes, options: { kubeconfig: kubeconfig.yaml } }\n${proxy}`);
+    expect(good.err).toBe('');
+    expect(good.code).toBe(0);
+  });
+
   it('an unknown top-level section (heartbeats:) is an error, never ignored', () => {
     const r = check('sections.yaml', `${members}heartbeats: { adapter: static }\n${proxy}`);
     expect(r.code).toBe(2);
