@@ -201,6 +201,9 @@ interface JsonSchemaNode {
 
 const envName = (key: string) => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
 
+/** The MUSTER_PROXY_* variable that sets the `proxy:` value at `path`. */
+export const envVariable = (path: readonly string[]): string => ENV_PREFIX + path.map(envName).join('_');
+
 /**
  * The `proxy:` values set by MUSTER_PROXY_* variables: the rest of the name is the path in upper
  * snake case (BACKEND_CONTACT_POINTS → backend.contactPoints). Values are typed by the schema:

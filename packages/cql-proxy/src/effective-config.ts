@@ -1,6 +1,9 @@
+import { accessSync, constants } from 'node:fs';
+import { resolve } from 'node:path';
 import { checkConfig, redactSecrets, type CheckedConfig, type ConfigSource, type MusterConfig } from '@muster/core';
 import type { DefinedAdapter } from '@muster/core/adapter';
-import { proxySchema, readProxyConfig, type ProxyConfig } from './config.js';
+import { ConfigError } from '@muster/core';
+import { envVariable, proxySchema, readProxyConfig, type ProxyConfig } from './config.js';
 
 /** Top-level sections the proxy reads besides version and the ports; anything else is a typo. */
 export const proxySections = ['proxy'] as const;
@@ -39,7 +42,37 @@ export async function loadEffectiveConfig(
     ...(options.adapters ? { adapters: options.adapters } : {}),
   });
   const proxy = { ...readProxyConfig(checked.source, checked.selfId, env), ...options.overrides };
+  checkTlsFiles(proxy, checked.source, env);
   return { checked, proxy };
+}
+
+/**
+ * The TLS files the start reads: one it cannot read is a config error at its place (or naming the
+ * MUSTER_PROXY_* variable that set it), found by --check too.
+ */
+function checkTlsFiles(proxy: ProxyConfig, source: ConfigSource, env: NodeJS.ProcessEnv): void {
+  const { tls } = proxy;
+  const backend = proxy.backend.tls;
+  const files: [readonly string[], string | undefined][] = [
+    [['tls', 'certFile'], tls?.certFile],
+    [['tls', 'keyFile'], tls?.keyFile],
+    [['tls', 'caFile'], tls?.caFile],
+    [['backend', 'tls', 'caFile'], backend?.caFile],
+    [['backend', 'tls', 'certFile'], backend?.certFile],
+    [['backend', 'tls', 'keyFile'], backend?.keyFile],
+  ];
+  for (const [path, file] of files) {
+    if (file === undefined) continue;
+    try {
+      accessSync(resolve(source.dir, file), constants.R_OK);
+    } catch (cause) {
+      const problem = `cannot read ${file} (${(cause as NodeJS.ErrnoException).code ?? String(cause)})`;
+      const variable = envVariable(path);
+      throw env[variable] !== undefined
+        ? new ConfigError('', `${variable}: ${problem}`, undefined, { cause })
+        : source.error(['proxy', ...path], problem, { cause });
+    }
+  }
 }
 
 /** The effective config as --check prints it and the start logs it: defaults filled in, secrets redacted by schema. */

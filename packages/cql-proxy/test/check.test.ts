@@ -100,6 +100,20 @@ current-context: a
     expect(good.code).toBe(0);
   });
 
+  it('a TLS file the start would read and cannot is refused at its place, or naming the variable that set it', () => {
+    const backend = check('tls-backend.yaml', `proxy:\n  backend: { contactPoints: [127.0.0.1], tls: { caFile: ./no-ca.pem } }\n`);
+    expect(backend.code).toBe(2);
+    expect(backend.err).toContain(`${backend.path}:2:57: proxy.backend.tls.caFile: cannot read ./no-ca.pem (ENOENT)`);
+    writeFileSync(join(dir, 'cert.pem'), 'not checked here, only read');
+    const text = `${proxy}  tls: { certFile: cert.pem, keyFile: no-key.pem }\n`;
+    const listener = check('tls-listener.yaml', text);
+    expect(listener.code).toBe(2);
+    expect(listener.err).toContain(`${listener.path}:3:39: proxy.tls.keyFile: cannot read no-key.pem (ENOENT)`);
+    const fromEnv = check('tls-env.yaml', text, { MUSTER_PROXY_TLS_KEY_FILE: join(dir, 'env-key.pem') });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.err).toContain(`MUSTER_PROXY_TLS_KEY_FILE: cannot read ${join(dir, 'env-key.pem')} (ENOENT)`);
+  });
+
   it('an unknown top-level section (heartbeats:) is an error, never ignored', () => {
     const r = check('sections.yaml', `${members}heartbeats: { adapter: static }\n${proxy}`);
     expect(r.code).toBe(2);
