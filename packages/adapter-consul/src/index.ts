@@ -51,8 +51,8 @@ const optionsSchema = s.object({
 
 export type ConsulOptions = Infer<typeof optionsSchema>;
 
-function connect(options: ConsulOptions, context: AdapterContext): ConsulClient {
-  const env = connectionFromEnv();
+/** TLS towards the agent from the options, else CONSUL_CACERT / CONSUL_CLIENT_*; the PEM files are read here. */
+function agentTls(options: ConsulOptions, context: AdapterContext, env: ReturnType<typeof connectionFromEnv>): ConsulTls | undefined {
   const where = (key: string) => context.describe(['tls', key]);
   const caFile = options.tls?.caFile ?? env.caFile;
   const certFile = options.tls?.certFile ?? env.certFile;
@@ -60,15 +60,18 @@ function connect(options: ConsulOptions, context: AdapterContext): ConsulClient 
   if ((certFile === undefined) !== (keyFile === undefined)) {
     throw new InvalidArgumentError(`${context.describe(['tls'])}: a client certificate needs both certFile and keyFile`);
   }
-  const tls: ConsulTls | undefined =
-    options.tls || caFile || certFile
-      ? {
-          ...(caFile ? { ca: readPem(caFile, context.configDir, where('caFile')) } : {}),
-          ...(certFile ? { cert: readPem(certFile, context.configDir, where('certFile')) } : {}),
-          ...(keyFile ? { key: readPem(keyFile, context.configDir, where('keyFile')) } : {}),
-          ...(options.tls?.serverName ? { serverName: options.tls.serverName } : {}),
-        }
-      : undefined;
+  if (!options.tls && !caFile && !certFile) return undefined;
+  return {
+    ...(caFile ? { ca: readPem(caFile, context.configDir, where('caFile')) } : {}),
+    ...(certFile ? { cert: readPem(certFile, context.configDir, where('certFile')) } : {}),
+    ...(keyFile ? { key: readPem(keyFile, context.configDir, where('keyFile')) } : {}),
+    ...(options.tls?.serverName ? { serverName: options.tls.serverName } : {}),
+  };
+}
+
+function connect(options: ConsulOptions, context: AdapterContext): ConsulClient {
+  const env = connectionFromEnv();
+  const tls = agentTls(options, context, env);
   const token = options.token ?? env.token;
   const namespace = options.namespace ?? env.namespace;
   const partition = options.partition ?? env.partition;
@@ -94,9 +97,11 @@ export default defineAdapter({
   options: optionsSchema,
   // What connecting would refuse, found without a request (for --check, and before each port).
   check(_port, options, context) {
-    const address = options.address ?? connectionFromEnv().address;
+    const env = connectionFromEnv();
+    const address = options.address ?? env.address;
     // The scheme (TLS or not) does not change whether the address is readable.
     if (address !== undefined) agentUrl(address, false, options.address !== undefined ? context.describe(['address']) : 'CONSUL_HTTP_ADDR');
+    agentTls(options, context, env);
   },
   discovery(options, context) {
     return consulDiscovery(connect(options, context), {

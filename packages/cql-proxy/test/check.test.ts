@@ -71,6 +71,9 @@ describe('muster-cql-proxy --check', () => {
     const r = check('consul-env.yaml', `discovery: { adapter: consul }\n${proxy}`, { CONSUL_HTTP_ADDR: 'consul:99999' });
     expect(r.code).toBe(2);
     expect(r.err).toContain('CONSUL_HTTP_ADDR: "consul:99999" is not host:port');
+    const tls = check('consul-tls.yaml', `lock: { adapter: consul, options: { tls: { caFile: ./no-consul-ca.pem } } }\n${proxy}`);
+    expect(tls.code).toBe(2);
+    expect(tls.err).toContain(`lock.options.tls.caFile: cannot read ${join(dir, 'no-consul-ca.pem')} (ENOENT)`);
   });
 
   it('a Kubernetes kubeconfig that is missing, or a context it does not have, is refused at its place', () => {
