@@ -117,6 +117,17 @@ current-context: a
     expect(fromEnv.err).toContain(`MUSTER_PROXY_TLS_KEY_FILE: cannot read ${join(dir, 'env-key.pem')} (ENOENT)`);
   });
 
+  it('an advertised address that drivers could not dial (a host name, 0.0.0.0) is refused at its place', () => {
+    for (const bad of ['proxy.example.com', '999.1.1.1', '0.0.0.0', '::']) {
+      const r = check('advertise.yaml', `${proxy}  advertise: { address: "${bad}" }\n`);
+      expect(r.code).toBe(2);
+      expect(r.err).toContain(`${r.path}:3:25: proxy.advertise.address: ${JSON.stringify(bad)} is not an IP address other than 0.0.0.0`);
+    }
+    for (const good of ['10.0.0.5', 'fd00::5', 'fe80::1%eth0', '::ffff:10.0.0.1']) {
+      expect(check('advertise-ok.yaml', `${proxy}  advertise: { address: "${good}" }\n`).code).toBe(0);
+    }
+  });
+
   it('an unknown top-level section (heartbeats:) is an error, never ignored', () => {
     const r = check('sections.yaml', `${members}heartbeats: { adapter: static }\n${proxy}`);
     expect(r.code).toBe(2);
