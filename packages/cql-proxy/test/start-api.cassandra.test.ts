@@ -2,10 +2,11 @@
 // @muster/cql-proxy), a driver through it, close() releasing the ports.
 import { describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
-import { connect } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import pino from 'pino';
 import { startProxy } from '@muster/cql-proxy';
 import { testServer } from '../../../scripts/testenv/state.mjs';
+import { freePort } from './proxy/harness.js';
 
 const backend = testServer<{ contactPoints: string[]; localDataCenter: string }>('cassandra');
 const TIMEOUT = 120_000;
@@ -57,6 +58,36 @@ const refused = (port: number) =>
       await proxy.close();
       expect(await refused(proxy.port)).toBe(true);
       expect(await refused(proxy.httpPort)).toBe(true);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a port another process holds fails the start naming the setting and the address, and leaves nothing listening',
+    async () => {
+      const holder = createServer();
+      await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+      const taken = (holder.address() as AddressInfo).port;
+      const config = (listen: number, http: number) => ({
+        discovery: { adapter: 'static', options: { members: [{ id: 'busy-0', address: '127.0.0.1', port: 1 }], self: 'busy-0' } },
+        proxy: {
+          listen: { port: listen },
+          http: { port: http },
+          backend: { contactPoints: backend!.contactPoints },
+          log: { level: 'silent' },
+        },
+      });
+      try {
+        const cql = await startProxy(config(taken, 0)).catch((e: unknown) => e);
+        expect((cql as Error).message).toBe(`proxy.listen: 127.0.0.1:${taken} is in use by another process`);
+        const free = await freePort();
+        const http = await startProxy(config(free, taken)).catch((e: unknown) => e);
+        expect((http as Error).message).toBe(`proxy.http: 127.0.0.1:${taken} is in use by another process`);
+        // The CQL listener it had opened before is closed again.
+        expect(await refused(free)).toBe(true);
+      } finally {
+        holder.close();
+      }
     },
     TIMEOUT,
   );

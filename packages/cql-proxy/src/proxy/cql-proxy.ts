@@ -186,13 +186,13 @@ export class CqlProxy {
     });
 
     this.#server = this.#listener();
-    await listen(this.#server, this.config.listen.port, this.config.listen.host);
+    await listen(this.#server, this.config.listen.port, this.config.listen.host, 'proxy.listen');
     this.#http = createOperationsServer({
       metrics: this.metrics,
       readiness: () => this.readiness(),
       topology: () => this.topology(),
     });
-    await listen(this.#http, this.config.http.port, this.config.http.host);
+    await listen(this.#http, this.config.http.port, this.config.http.host, 'proxy.http');
 
     const discovery = this.#muster.discovery;
     const probing = peerProbeFor(this.config, this.#muster, this.#listenerTls());
@@ -429,11 +429,21 @@ function refuse(socket: Socket, message: string, grace: number, reads: SlabReads
   setTimeout(() => socket.destroy(), grace).unref();
 }
 
-function listen(server: Server | HttpServer, port: number, host: string): Promise<void> {
+/** Listens; a failure names the setting (`proxy.listen`, `proxy.http`) and the address it asked for. */
+function listen(server: Server | HttpServer, port: number, host: string, setting: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const fail = (error: NodeJS.ErrnoException) => {
+      const why =
+        error.code === 'EADDRINUSE'
+          ? 'is in use by another process'
+          : error.code === 'EACCES'
+            ? 'may not be bound by this user'
+            : error.message;
+      reject(new Error(`${setting}: ${host}:${port} ${why}`, { cause: error }));
+    };
+    server.once('error', fail);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', fail);
       resolve();
     });
   });
