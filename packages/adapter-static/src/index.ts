@@ -1,10 +1,14 @@
 import { InvalidArgumentError } from '@muster/core';
-import { createDiscovery, createHeartbeatStore, createLock, defineAdapter, s, type Infer } from '@muster/core/adapter';
+import { createDiscovery, createHeartbeatStore, createLock, defineAdapter, s, type AdapterContext, type Infer } from '@muster/core/adapter';
 import { StaticDiscoveryBackend } from './discovery.js';
 import { StaticHeartbeatBackend } from './heartbeat.js';
 import { StaticLockBackend } from './lock.js';
 import { findSelf, membersSchema, readMembersFile, selfSchema, toEndpoints } from './members.js';
 import { selfInFile } from './self-in-file.js';
+
+/** A duplicate member id, named at the id of the later member. */
+const duplicateAt = (context: AdapterContext) => (index: number, problem: string) =>
+  new InvalidArgumentError(`${context.describe(['members', index, 'id'])}: ${problem}`);
 
 const optionsSchema = s.object({
   service: s.optional(s.string({ minLength: 1 })),
@@ -41,7 +45,7 @@ export default defineAdapter({
       return selfInFile(options.self, context.describe(['self']));
     }
     const members = options.members ?? [];
-    toEndpoints(members, context.describe(['members']));
+    toEndpoints(members, duplicateAt(context));
     const self = findSelf(members, options.self, context.describe(['self']));
     return self ? { selfId: self.id } : undefined;
   },
@@ -53,7 +57,7 @@ export default defineAdapter({
     const self = options.file ? undefined : findSelf(members, options.self, context.describe(['self']));
     const backend = new StaticDiscoveryBackend({
       ...(options.service !== undefined ? { service: options.service } : {}),
-      members: toEndpoints(members, context.describe(['members'])),
+      members: toEndpoints(members, duplicateAt(context)),
       ...(options.file !== undefined ? { file: options.file } : {}),
       baseDir: context.configDir,
       ...(self ? { self } : {}),

@@ -46,13 +46,14 @@ export function toEndpoint(m: MemberConfig): Endpoint {
  * Endpoints sorted by id, so every instance derives the same order whatever order the list was
  * written in. Duplicate ids are refused: two members with one identity would split the ring.
  */
-export function toEndpoints(members: readonly MemberConfig[], where: string): Endpoint[] {
+export function toEndpoints(members: readonly MemberConfig[], fail: (index: number, problem: string) => Error): Endpoint[] {
   const endpoints = members.map(toEndpoint);
-  const seen = new Set<string>();
-  for (const e of endpoints) {
-    if (seen.has(e.id)) throw new InvalidArgumentError(`${where}: two members have the id '${e.id}'; ids must be unique`);
-    seen.add(e.id);
-  }
+  const first = new Map<string, number>();
+  endpoints.forEach((e, i) => {
+    const earlier = first.get(e.id);
+    if (earlier !== undefined) throw fail(i, `member ${earlier} has the id '${e.id}' too; ids must be unique`);
+    first.set(e.id, i);
+  });
   return endpoints.sort(byId);
 }
 
@@ -81,5 +82,5 @@ export async function readMembersFile(file: string, baseDir: string): Promise<En
   const source = await loadConfig(path, {
     document: 'a map with a members: list, e.g. members: [{ id: proxy-0, address: 10.0.0.1, port: 9042 }]',
   });
-  return toEndpoints(source.parse(['members'], membersSchema), path);
+  return toEndpoints(source.parse(['members'], membersSchema), (i, problem) => source.error(['members', i, 'id'], problem));
 }

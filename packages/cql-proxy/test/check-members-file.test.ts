@@ -81,6 +81,15 @@ describe('--check reads the members file as the start does', () => {
     expect(r.err).toContain(`${r.members}:2:5: members[0].port:`);
   });
 
+  it('two members with one id are refused at the later one', () => {
+    const r = withFile(
+      'dup',
+      'members:\n  - { id: proxy-0, address: 127.0.0.1, port: 9042 }\n  - { id: proxy-0, address: 127.0.0.2, port: 9042 }\n',
+    );
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${r.members}:3:11: members[1].id: member 0 has the id 'proxy-0' too; ids must be unique`);
+  });
+
   it('a missing file is refused, naming it', () => {
     const path = join(dir, 'missing.yaml');
     writeFileSync(

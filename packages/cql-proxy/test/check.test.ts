@@ -137,7 +137,7 @@ current-context: a
   it('two members with one id are refused before anything starts', () => {
     const r = check('dup.yaml', `${members.replace('id: proxy-1', 'id: proxy-0').replace('self: proxy-1', 'self: { index: 0 }')}${proxy}`);
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(/dup\.yaml:5:7: discovery\.options\.members: two members have the id 'proxy-0'/);
+    expect(r.err).toMatch(/dup\.yaml:6:15: discovery\.options\.members\[1\]\.id: member 0 has the id 'proxy-0' too; ids must be unique/);
   });
 
   it('prints the instanceId the run uses (self), the tokens section, and every port with its defaults', () => {
