@@ -47,6 +47,8 @@ export interface SourcePosition {
   readonly file?: string;
   readonly line?: number;
   readonly column?: number;
+  /** Set outside any document: the environment variable or command-line flag that gave the value. */
+  readonly setting?: string;
 }
 
 /** A config document that cannot be used; the message starts with `file:line:col`. */
@@ -57,7 +59,9 @@ export class ConfigError extends MusterError {
   readonly column: number | undefined;
 
   constructor(path: string, problem: string, position: SourcePosition = {}, options?: { cause?: unknown }) {
-    const where = position.file ? `${position.file}${position.line ? `:${position.line}:${position.column ?? 1}` : ''}` : '(config object)';
+    const where =
+      position.setting ??
+      (position.file ? `${position.file}${position.line ? `:${position.line}:${position.column ?? 1}` : ''}` : '(config object)');
     super('MUSTER_CONFIG', `${where}: ${path ? `${path}: ` : ''}${problem}`, options);
     this.path = path;
     this.file = position.file;

@@ -33,7 +33,7 @@ function version(): string {
 
 function splitHostPort(value: string, flag: string): { host: string; port: number } {
   const match = /^(.*):(\d{1,5})$/.exec(value);
-  if (!match) throw new ConfigError('', `${flag}: expected host:port, got ${JSON.stringify(value)}`);
+  if (!match) throw new ConfigError('', `expected host:port, got ${JSON.stringify(value)}`, { setting: flag });
   return { host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]) };
 }
 

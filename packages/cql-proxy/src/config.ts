@@ -231,7 +231,8 @@ export function envOverrides(env: NodeJS.ProcessEnv): { variable: string; path: 
       if (key === undefined)
         throw new ConfigError(
           '',
-          `${variable}: no proxy setting is called that (after ${ENV_PREFIX}, the path in upper snake case, e.g. ${ENV_PREFIX}LISTEN_PORT)`,
+          `no proxy setting is called that (after ${ENV_PREFIX}, the path in upper snake case, e.g. ${ENV_PREFIX}LISTEN_PORT)`,
+          { setting: variable },
         );
       path.push(key);
       node = node.properties![key]!;
@@ -243,7 +244,7 @@ export function envOverrides(env: NodeJS.ProcessEnv): { variable: string; path: 
 }
 
 function envValue(variable: string, raw: string, node: JsonSchemaNode): unknown {
-  const wrong = (what: string) => new ConfigError('', `${variable}: expected ${what}, got ${JSON.stringify(raw)}`);
+  const wrong = (what: string) => new ConfigError('', `expected ${what}, got ${JSON.stringify(raw)}`, { setting: variable });
   switch (node.type) {
     case 'integer':
     case 'number': {
@@ -296,7 +297,7 @@ export function readProxyConfig(source: ConfigSource, selfId: string | undefined
     if ('issues' in result) {
       const first = result.issues[0]!;
       const from = overrides.find((o) => ['proxy', ...o.path].join('.') === first.path.join('.'));
-      if (from) throw new ConfigError('', `${from.variable}: ${first.message}`);
+      if (from) throw new ConfigError('', first.message, { setting: from.variable });
       throw source.issuesError(result.issues);
     }
     config = result.value;

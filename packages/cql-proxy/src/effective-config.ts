@@ -69,7 +69,7 @@ function checkTlsFiles(proxy: ProxyConfig, source: ConfigSource, env: NodeJS.Pro
       const problem = `cannot read ${file} (${(cause as NodeJS.ErrnoException).code ?? String(cause)})`;
       const variable = envVariable(path);
       throw env[variable] !== undefined
-        ? new ConfigError('', `${variable}: ${problem}`, undefined, { cause })
+        ? new ConfigError('', problem, { setting: variable }, { cause })
         : source.error(['proxy', ...path], problem, { cause });
     }
   }
