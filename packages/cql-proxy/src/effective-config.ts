@@ -43,7 +43,22 @@ export async function loadEffectiveConfig(
   });
   const proxy = { ...readProxyConfig(checked.source, checked.selfId, env), ...options.overrides };
   checkTlsFiles(proxy, checked.source, env);
+  checkStaticService(checked, proxy);
   return { checked, proxy };
+}
+
+/**
+ * Static members that name a service list as empty for any other: a proxy whose own service differs
+ * would see no member but itself, with nothing to say so. Refused at the adapter's `service`.
+ */
+function checkStaticService(checked: CheckedConfig, proxy: ProxyConfig): void {
+  const discovery = checked.ports.find((p) => p.port === 'discovery');
+  const service = (discovery?.options as { service?: string } | undefined)?.service;
+  if (discovery?.specifier !== 'static' || service === undefined || service === proxy.service) return;
+  throw checked.source.error(
+    ['discovery', 'options', 'service'],
+    `the members are listed for service '${service}', but the proxy's service is '${proxy.service}' (proxy.service): it would see no member but itself; name one service in both, or leave this one out`,
+  );
 }
 
 /**

@@ -128,6 +128,16 @@ current-context: a
     }
   });
 
+  it("static members listed for another service than the proxy's are refused (the proxy would see only itself)", () => {
+    const r = check('service.yaml', `${members.replace('  options:\n', '  options:\n    service: other\n')}${proxy}`);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(
+      `${r.path}:4:14: discovery.options.service: the members are listed for service 'other', but the proxy's service is 'muster-cql-proxy'`,
+    );
+    const same = check('same-service.yaml', `${members.replace('  options:\n', '  options:\n    service: muster-cql-proxy\n')}${proxy}`);
+    expect(same.code).toBe(0);
+  });
+
   it('an unknown top-level section (heartbeats:) is an error, never ignored', () => {
     const r = check('sections.yaml', `${members}heartbeats: { adapter: static }\n${proxy}`);
     expect(r.code).toBe(2);

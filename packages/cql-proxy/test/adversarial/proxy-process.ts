@@ -48,7 +48,7 @@ export class ProxyProcess {
     // Listens on 0.0.0.0's loopback part only: 127.0.0.1, while test clients come from other 127/8 addresses.
     writeFileSync(
       config,
-      `discovery: { adapter: static, options: { service: s, members: [{ id: adv, address: 127.0.0.1, port: ${port} }], self: adv } }
+      `discovery: { adapter: static, options: { members: [{ id: adv, address: 127.0.0.1, port: ${port} }], self: adv } }
 heartbeat: { adapter: static }
 proxy:
   listen: { host: 127.0.0.1, port: ${port} }

@@ -32,7 +32,7 @@ const peakRssMiB = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync
     const config = join(dir, 'proxy.yaml');
     writeFileSync(
       config,
-      `discovery: { adapter: static, options: { service: s, members: [{ id: bp, address: 127.0.0.1, port: ${port} }], self: bp } }
+      `discovery: { adapter: static, options: { members: [{ id: bp, address: 127.0.0.1, port: ${port} }], self: bp } }
 heartbeat: { adapter: static }
 proxy:
   listen: { host: 127.0.0.1, port: ${port} }
