@@ -1,6 +1,6 @@
 // Types for optional-tools.mjs, so TypeScript tests can import it.
 export type OptionalTool =
-  'java-driver' | 'python-driver' | 'gocql' | 'gocql2' | 'openssl' | 'k8s-elector' | 'cassandra-cache' | 'rust-driver';
+  'java-driver' | 'python-driver' | 'gocql' | 'gocql2' | 'cqlsh' | 'openssl' | 'k8s-elector' | 'cassandra-cache' | 'rust-driver';
 export const OPTIONAL_TOOLS: Record<OptionalTool, { present(): boolean; why: string; how: string; builtOnRequest?: boolean }>;
 /**
  * Whether the tool is there; when not, the skip is recorded (locally) or thrown (CI=true). `optOut`

@@ -49,6 +49,12 @@ export const OPTIONAL_TOOLS = {
     why: 'go is not installed',
     how: 'install Go (https://go.dev/dl/, the version scripts/testenv/k8s/go.mod names); the gocql v2 check program is built on first use',
   },
+  // cqlsh 6.2 from PyPI (cassandra/cqlsh.mjs): pip-installed into the cache on first use, in CI too.
+  cqlsh: {
+    present: () => runs(process.env.MUSTER_PYTHON || 'python3', ['-m', 'pip', '--version']),
+    why: 'python3 with pip is not installed',
+    how: 'install Python 3 with pip (Debian/Ubuntu: apt-get install python3-pip); cqlsh is installed into the cache on first use',
+  },
   openssl: {
     present: () => runs('openssl', ['version']),
     why: 'openssl is not installed',

@@ -83,17 +83,26 @@ export async function backendIdentity(contactPoints: readonly string[]): Promise
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/** What a backend node's address, host id or token looks like in text. */
+const textPatterns = (identity: BackendIdentity) => [
+  ...[...identity.addresses].map((a) => ({ what: `address ${a}`, re: new RegExp(`(?<![\\d.])${escape(a)}(?![\\d])`) })),
+  ...[...identity.hostIds].map((h) => ({ what: `host id ${h}`, re: new RegExp(escape(h), 'i') })),
+  ...[...identity.tokens].map((t) => ({ what: `token ${t}`, re: new RegExp(`(?<![\\d])${escape(t)}(?![\\d])`) })),
+];
+
+/** Every trace of the backend in free text (what a client printed), each with the line it is on. */
+export function textLeaks(text: string, identity: BackendIdentity): string[] {
+  const patterns = textPatterns(identity);
+  return text.split('\n').flatMap((line) => patterns.filter((p) => p.re.test(line)).map((p) => `${p.what}: ${line.slice(0, 200)}`));
+}
+
 /** Finds every trace of the backend in one answer; each finding says where it is. */
 export function leaks(
   answer: { body: Buffer; error?: ErrorMessage; columns?: readonly ColumnSpec[]; rows?: Record<string, CellValue>[] },
   identity: BackendIdentity,
 ): string[] {
   const found: string[] = [];
-  const textPatterns = [
-    ...[...identity.addresses].map((a) => ({ what: `address ${a}`, re: new RegExp(`(?<![\\d.])${escape(a)}(?![\\d])`) })),
-    ...[...identity.hostIds].map((h) => ({ what: `host id ${h}`, re: new RegExp(escape(h), 'i') })),
-    ...[...identity.tokens].map((t) => ({ what: `token ${t}`, re: new RegExp(`(?<![\\d])${escape(t)}(?![\\d])`) })),
-  ];
+  const patterns = textPatterns(identity);
   const byteNeedles = [
     ...[...identity.hostIds].map((h) => ({ what: `host id ${h} (bytes)`, bytes: Buffer.from(h.replace(/-/g, ''), 'hex') })),
     ...[...identity.addresses].map((a) => ({ what: `address ${a} (text)`, bytes: Buffer.from(a) })),
@@ -105,7 +114,7 @@ export function leaks(
   const walk = (where: string, type: DataType | undefined, value: CellValue): void => {
     if (value === null) return;
     if (typeof value === 'string') {
-      for (const p of textPatterns) if (p.re.test(value)) found.push(`${where}: ${p.what} in ${JSON.stringify(value.slice(0, 200))}`);
+      for (const p of patterns) if (p.re.test(value)) found.push(`${where}: ${p.what} in ${JSON.stringify(value.slice(0, 200))}`);
       if (type?.id === DataTypeId.INET && identity.addresses.has(value)) found.push(`${where}: inet ${value}`);
     } else if (typeof value === 'bigint' || typeof value === 'number') {
       if (tokenValues.has(String(value))) found.push(`${where}: token ${value} as a number`);
