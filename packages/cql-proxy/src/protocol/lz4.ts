@@ -59,12 +59,16 @@ export function lz4CompressBlock(src: Uint8Array): Buffer {
   let at = 0;
   let anchor = 0;
   if (src.length > MF_LIMIT) {
-    const table = new Int32Array(1 << HASH_BITS).fill(-1);
+    // A table sized to the input: a fixed 2^16 entries cost every small answer (an ERROR, SUPPORTED)
+    // a 256 KiB allocation and fill, about 50 µs, so a client on lz4 pipelining cheap requests held
+    // the event loop for a third of a second per 64 KiB it sent.
+    const bits = Math.min(HASH_BITS, 32 - Math.clz32(src.length));
+    const table = new Int32Array(1 << bits).fill(-1);
     const matchLimit = src.length - MF_LIMIT;
     let i = 0;
     while (i < matchLimit) {
       const seq = read32(src, i);
-      const h = Math.imul(seq, 2654435761) >>> (32 - HASH_BITS);
+      const h = Math.imul(seq, 2654435761) >>> (32 - bits);
       const ref = table[h] ?? -1;
       table[h] = i;
       if (ref < 0 || i - ref > MAX_OFFSET || read32(src, ref) !== seq) {
