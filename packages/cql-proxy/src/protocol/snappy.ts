@@ -29,9 +29,16 @@ function readPreamble(src: Uint8Array): { length: number; start: number } {
   throw corrupt('length varint longer than 5 bytes');
 }
 
+/** More than the most one input byte of raw snappy expands to (64 / 3: a 3-byte copy element writes up to 64 bytes). */
+const MAX_EXPANSION = 22;
+
 export function snappyDecompress(src: Uint8Array, maxLength: number): Buffer {
   const { length, start } = readPreamble(src);
   if (length > maxLength) throw corrupt(`announces ${length} bytes, more than the ${maxLength} allowed`);
+  // Checked before the output is allocated (see lz4.ts): a copy of 3 bytes writes at most 64.
+  if (length > (src.length - start) * MAX_EXPANSION) {
+    throw corrupt(`announces ${length} bytes, more than its ${src.length - start} bytes can expand to`);
+  }
   const out = Buffer.allocUnsafe(length);
   let s = start;
   let d = 0;

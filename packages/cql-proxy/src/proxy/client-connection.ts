@@ -245,11 +245,14 @@ export class ClientConnection {
       case Opcode.STARTUP:
         return this.#startup(frame, started);
       case Opcode.REGISTER: {
-        for (const type of decodeRegister(this.#body(frame)).eventTypes) this.registered.add(type);
+        const added = decodeRegister(this.#body(frame)).eventTypes.filter((type) => !this.registered.has(type));
+        for (const type of added) this.registered.add(type);
         this.#out.send(frame, Opcode.READY, Buffer.alloc(0));
         // Drivers read system.peers, then REGISTER: changes in between would be lost (Cassandra
-        // loses them too). Tell this client what changed since the tables it last read.
-        for (const event of this.#context.eventsSince(this.servedView)) this.pushEvent(event);
+        // loses them too). Tell this client what changed since the tables it last read, in the
+        // types it registers for now: those it had registered before were sent as they happened.
+        if (added.length === 0) return;
+        for (const event of this.#context.eventsSince(this.servedView)) if (added.includes(event.type)) this.pushEvent(event);
         return;
       }
       case Opcode.QUERY: {

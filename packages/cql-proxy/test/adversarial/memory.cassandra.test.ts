@@ -1,7 +1,8 @@
 // Memory under hostile clients (issue 12 defect 6), proxy in its own process, RSS from /proc:
 // partly sent large frames on many connections stop at the proxy-wide cap on buffered bytes, and a
 // client that pipelines requests for big rows and never reads makes the proxy stop reading the
-// backend for it instead of buffering the answers.
+// backend for it instead of buffering the answers; a v5 envelope sent in one-byte segments is held
+// in memory proportional to its bytes, not to its segments.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
@@ -9,6 +10,7 @@ import { decodeError } from '../../src/protocol/error-message.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { Opcode } from '../../src/protocol/frame.js';
 import { encodeQuery } from '../../src/protocol/requests.js';
+import { encodeSegment } from '../../src/protocol/segment.js';
 import type { CassandraEntry } from '../proxy/harness.js';
 import type { RawClient } from '../proxy/raw-client.js';
 import { frame } from './cases.js';
@@ -20,6 +22,19 @@ const backend = testServer<CassandraEntry>('cassandra');
 const TIMEOUT = 180_000;
 const MiB = 1024 * 1024;
 const keyspace = `muster_adv_${process.pid}`;
+
+/** `envelope` as v5 segments of one payload byte each, not self-contained: eleven bytes on the wire per byte. */
+function oneByteSegments(envelope: Buffer): Buffer {
+  const segments = new Map<number, Buffer>();
+  const wire = Buffer.allocUnsafe(envelope.length * 11);
+  for (let i = 0; i < envelope.length; i++) {
+    const byte = envelope[i]!;
+    let segment = segments.get(byte);
+    if (!segment) segments.set(byte, (segment = Buffer.concat(encodeSegment([Buffer.from([byte])], false))));
+    segment.copy(wire, i * 11);
+  }
+  return wire;
+}
 
 (backend ? describe : describe.skip)('memory under hostile clients', () => {
   // A proxy per test: memory one test freed stays in the process and would hide the next one's growth.
@@ -119,6 +134,40 @@ const keyspace = `muster_adv_${process.pid}`;
       expect(peak - rssBefore).toBeLessThan(60);
       expect(servedMeanwhile).toBe(true);
       expect(answers).toBe(count);
+    },
+    TIMEOUT,
+  );
+
+  // Each one-byte segment's payload was held as a view of its own (about 150 bytes of memory each)
+  // until the envelope was whole: this 2 MiB envelope raised the proxy's RSS by about 300 MiB, and
+  // one of 16 MiB (the default maxFrameBytes) would take over 2 GiB, well within maxBufferedBytes.
+  it(
+    'a 2 MiB v5 envelope in one-byte segments (22 MiB on the wire): held as its 2 MiB, not as two million views',
+    async () => {
+      const rssBefore = proxy.rss();
+      const client = await connection(proxy, 'v5', '127.0.3.1');
+      const envelope = frame(5, 0, 7, Opcode.QUERY, Buffer.alloc(2 * MiB, 0x20));
+      client.socket.write(oneByteSegments(envelope));
+      // Spaces make a statement length the body cannot hold: the answer says the whole envelope was read.
+      const reply = await client.next(7, 120_000).catch(() => undefined);
+      const peak = proxy.peakRss();
+      client.close();
+      const freshClient = await proxy.works();
+      const answered = reply?.opcode === Opcode.ERROR && decodeError(reply.body).code === ErrorCode.PROTOCOL_ERROR;
+      results.push({
+        name: '2 MiB envelope in one-byte v5 segments',
+        cases: 1,
+        crashes: proxy.exited ? 1 : 0,
+        wrong: answered ? 0 : 1,
+        rssBefore,
+        rssAfter: proxy.rss(),
+        peakRss: peak,
+        freshClient,
+        note: answered ? 'answered PROTOCOL_ERROR' : `answered ${reply ? `opcode ${reply.opcode}` : 'nothing'}`,
+      });
+      expect(answered).toBe(true);
+      expect(peak - rssBefore).toBeLessThan(100);
+      expect(freshClient).toBe(true);
     },
     TIMEOUT,
   );

@@ -3,6 +3,7 @@ import { lz4, snappy, frameCompression } from '../../src/protocol/compression.js
 import { lz4CompressBlock, lz4DecompressBlock } from '../../src/protocol/lz4.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
 import { snappyCompress, snappyDecompress } from '../../src/protocol/snappy.js';
+import { lz4Bomb, snappyBomb } from '../adversarial/cases.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 
@@ -126,5 +127,58 @@ describe('frame body compression (v3/v4)', () => {
     expect(frameCompression('LZ4')).toBe(lz4);
     expect(frameCompression('snappy')).toBe(snappy);
     expect(frameCompression('zstd')).toBeUndefined();
+  });
+});
+
+// A client's frame may announce any uncompressed length up to maxFrameBytes. Refused only after the
+// output was allocated, 14-byte frames announcing 16 MiB cost the proxy about 50 µs each: a 64 KiB
+// read of them held the event loop, and every other client, for a quarter of a second.
+describe('announced lengths', () => {
+  const MiB16 = 16 * 1024 * 1024;
+
+  it('a body announcing more than its bytes can expand to is refused before its output is allocated', () => {
+    expect(() => lz4.decompress(Buffer.from([0x01, 0x00, 0x00, 0x00, 0xf0]), MiB16)).toThrow(
+      /Corrupt LZ4 block: it announces 16777216 bytes, more than its 1 bytes can expand to/,
+    );
+    expect(() => snappy.decompress(Buffer.from([0x80, 0x80, 0x80, 0x08, 0xff]), MiB16)).toThrow(
+      /announces 16777216 bytes, more than its 1 bytes can expand to/,
+    );
+  });
+
+  it('the densest encodings still expand in full', () => {
+    const lz4Block = lz4Bomb(MiB16);
+    expect(lz4DecompressBlock(lz4Block, MiB16).length).toBe(MiB16);
+    // One byte past the bound is refused; the bomb above sits just under it.
+    expect(() => lz4DecompressBlock(lz4Block, Math.ceil(lz4Block.length * 255) + 1)).toThrow(/can expand to/);
+    expect(snappyDecompress(snappyBomb(MiB16), MiB16).length).toBe(MiB16);
+  });
+});
+
+// Each answer the proxy composes for a client on lz4 is compressed. With a fixed 2^16-entry hash
+// table, every 100-byte answer (an ERROR, SUPPORTED) allocated and filled 256 KiB: about 50 µs, so
+// a client pipelining cheap requests held the event loop a third of a second per 64 KiB it sent.
+describe('LZ4 compression cost', () => {
+  /** The lengths of the Int32Arrays `f` allocates (the compressor's hash table is one). */
+  const tables = (f: () => void): number[] => {
+    const lengths: number[] = [];
+    const Original = globalThis.Int32Array;
+    globalThis.Int32Array = class extends Original {
+      constructor(length: number) {
+        super(length);
+        lengths.push(length);
+      }
+    } as Int32ArrayConstructor;
+    try {
+      f();
+    } finally {
+      globalThis.Int32Array = Original;
+    }
+    return lengths;
+  };
+
+  it('sizes its hash table to the input: 128 entries for 100 bytes, 2^16 from 32 KiB on', () => {
+    expect(tables(() => lz4CompressBlock(sample(100, 16)))).toEqual([128]);
+    expect(tables(() => lz4CompressBlock(sample(64 * 1024, 16)))).toEqual([65536]);
+    for (const input of inputs) expect(lz4DecompressBlock(lz4CompressBlock(input), input.length).equals(input)).toBe(true);
   });
 });
