@@ -5,3 +5,5 @@ export function proxyFaults(proxy: TcpProxy): {
   outage: { begin(): Promise<void>; end(): Promise<void>; attempts(): number };
   restart(during: () => Promise<void>): Promise<void>;
 };
+
+export function proxyHang(proxy: TcpProxy): { begin(): Promise<void>; end(): Promise<void> };

@@ -30,3 +30,14 @@ export function proxyFaults(proxy) {
     },
   };
 }
+
+/**
+ * The conformance kit's `hang` on `proxy`: the clients behind it get no answer and no error (a
+ * paused server) until `end()`, when what they sent meanwhile reaches the server late.
+ */
+export function proxyHang(proxy) {
+  return {
+    begin: async () => proxy.hold(true),
+    end: async () => proxy.hold(false),
+  };
+}

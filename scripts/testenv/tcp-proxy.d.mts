@@ -15,6 +15,8 @@ export interface TcpProxy {
   dropConnections(): void;
   /** While true, new connections are reset as soon as they are accepted. */
   refuse(on: boolean): void;
+  /** While true, nothing flows either way (requests hang, as with a paused server); hold(false) hands on what was kept back. */
+  hold(on: boolean): void;
   close(): Promise<void>;
 }
 

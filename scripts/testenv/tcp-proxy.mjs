@@ -7,6 +7,7 @@
 //   proxy.setDelay({ downstream: 600 });   // every answer reaches the client 600 ms late
 //   proxy.dropConnections();               // RST every open connection
 //   proxy.refuse(true);                    // new connections are reset at once
+//   proxy.hold(true);                      // nothing flows either way (a paused server); hold(false) hands it all on
 //   await proxy.close();
 import { createServer, connect } from 'node:net';
 
@@ -19,17 +20,18 @@ class DelayedPipe {
   #bytes = 0;
   #timer = undefined;
 
-  constructor(from, to, delayOf) {
+  constructor(from, to, delayOf, heldOf = () => false) {
     this.from = from;
     this.to = to;
     this.delayOf = delayOf;
+    this.heldOf = heldOf;
     from.on('data', (chunk) => this.#push(chunk));
     from.on('end', () => this.#push(null));
   }
 
   #push(chunk) {
     const delay = this.delayOf();
-    if (delay <= 0 && this.#queue.length === 0) return this.#deliver(chunk);
+    if (delay <= 0 && this.#queue.length === 0 && !this.heldOf()) return this.#deliver(chunk);
     this.#queue.push({ at: Date.now() + delay, chunk });
     if (chunk) this.#bytes += chunk.length;
     if (this.#bytes > highWater) this.from.pause();
@@ -37,12 +39,12 @@ class DelayedPipe {
   }
 
   #arm() {
-    if (this.#timer || this.#queue.length === 0) return;
+    if (this.#timer || this.#queue.length === 0 || this.heldOf()) return;
     this.#timer = setTimeout(
       () => {
         this.#timer = undefined;
         const now = Date.now();
-        while (this.#queue.length > 0 && this.#queue[0].at <= now) {
+        while (this.#queue.length > 0 && this.#queue[0].at <= now && !this.heldOf()) {
           const { chunk } = this.#queue.shift();
           if (chunk) this.#bytes -= chunk.length;
           this.#deliver(chunk);
@@ -58,6 +60,11 @@ class DelayedPipe {
     if (this.to.destroyed) return;
     if (chunk === null) this.to.end();
     else this.to.write(chunk);
+  }
+
+  /** Hands on what a hold kept back, in order (called when the hold ends). */
+  resume() {
+    this.#arm();
   }
 
   stop() {
@@ -77,6 +84,7 @@ export async function startTcpProxy({ target, host = '127.0.0.1', port = 0, dela
   let upstream = delay.upstream ?? 0;
   let downstream = delay.downstream ?? 0;
   let refusing = false;
+  let holding = false;
   const open = new Set();
   let accepted = 0;
 
@@ -84,7 +92,8 @@ export async function startTcpProxy({ target, host = '127.0.0.1', port = 0, dela
     accepted++;
     if (refusing) return client.resetAndDestroy();
     const backend = connect({ host: target.host, port: target.port });
-    const pipes = [new DelayedPipe(client, backend, () => upstream), new DelayedPipe(backend, client, () => downstream)];
+    const held = () => holding;
+    const pipes = [new DelayedPipe(client, backend, () => upstream, held), new DelayedPipe(backend, client, () => downstream, held)];
     const pair = { client, backend, pipes };
     open.add(pair);
     const finish = () => {
@@ -130,6 +139,15 @@ export async function startTcpProxy({ target, host = '127.0.0.1', port = 0, dela
     /** While true, new connections are reset as soon as they are accepted. */
     refuse(on) {
       refusing = on;
+    },
+    /**
+     * While true, no byte flows either way on any connection, old or new (new ones are accepted):
+     * requests neither fail nor get answered, as with a paused server. hold(false) hands on, in
+     * order, what was kept back, so a request sent meanwhile takes effect late.
+     */
+    hold(on) {
+      holding = on;
+      if (!on) for (const { pipes } of open) for (const p of pipes) p.resume();
     },
     async close() {
       this.dropConnections();

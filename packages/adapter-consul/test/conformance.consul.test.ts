@@ -6,7 +6,7 @@ import Consul from 'consul';
 import { createMuster, type Muster } from '@muster/core';
 import { discoveryConformance, heartbeatConformance, lockConformance, uniqueName, type DiscoveryControl } from '@muster/core/testing';
 import { testServer } from '../../../scripts/testenv/state.mjs';
-import { proxyFaults } from '../../../scripts/testenv/proxy-faults.mjs';
+import { proxyFaults, proxyHang } from '../../../scripts/testenv/proxy-faults.mjs';
 import { startTcpProxy, type TcpProxy } from '../../../scripts/testenv/tcp-proxy.mjs';
 
 interface ConsulEntry {
@@ -17,9 +17,9 @@ interface ConsulEntry {
 const entry = testServer<ConsulEntry>('consul');
 const runner = { describe: entry ? describe : describe.skip, test };
 let musters: Muster[] = [];
-// The discovery clients reach the agent through a loopback TCP proxy, so the suite can cut them
-// off (outage) or break every connection (restart) without touching the shared agent; the
-// suite's own operator client goes direct.
+// The clients under test reach the agent through a loopback TCP proxy, so the suites can cut them
+// off (outage), break every connection (restart) or hold every byte back (hang) without touching
+// the shared agent; the suite's own operator client goes direct.
 let proxy: TcpProxy | undefined;
 beforeAll(async () => {
   if (!entry) return;
@@ -39,10 +39,13 @@ async function port(name: 'discovery' | 'lock' | 'heartbeat', options: Record<st
   return muster;
 }
 
+const hang = { begin: () => proxyHang(proxy!).begin(), end: () => proxyHang(proxy!).end() };
+
 lockConformance(runner, {
   name: 'consul',
   ttl: 2000,
-  factory: async () => (await port('lock')).lock,
+  factory: async () => (await port('lock', { address: proxy!.address })).lock,
+  hang,
 });
 
 lockConformance(runner, {
@@ -56,7 +59,8 @@ heartbeatConformance(runner, {
   name: 'consul',
   ttl: 1500,
   propagation: 5000,
-  factory: async () => (await port('heartbeat', { removeAfterTtls: 6 })).heartbeat,
+  factory: async () => (await port('heartbeat', { removeAfterTtls: 6, address: proxy!.address })).heartbeat,
+  hang,
 });
 
 discoveryConformance(runner, {

@@ -51,4 +51,23 @@ type MemberEvent = Extract<HeartbeatEvent, { member: unknown }>;
     await watch.return?.();
     await restarted.remove(id);
   }, 20_000);
+
+  test('a session the server invalidates under a live member deletes its key; the next beat writes it again on a new session', async () => {
+    const group = uniqueName('invalidated');
+    const id = uniqueName('member');
+    const writer = await store();
+    const watcher = await store();
+    await writer.beat(id, { n: 1 }, { ttl: 10_000, group });
+    const watch = watcher.watch(group)[Symbol.asyncIterator]();
+    await nextWithin(watch, 5000, 'snapshot');
+    const [kv] = (await (await fetch(`${entry!.url}/v1/kv/muster/heartbeats/${id}`)).json()) as { Session: string }[];
+    // As a failing node check would: Consul invalidates the session, and behavior=delete takes the key.
+    await fetch(`${entry!.url}/v1/session/destroy/${kv!.Session}`, { method: 'PUT' });
+    await nextMatching(watch, (e) => e.type === 'left', 5000, 'left');
+    await writer.beat(id, { n: 2 }, { ttl: 10_000, group });
+    const back = (await nextMatching(watch, (e) => e.type === 'joined', 5000, 'joined again')) as MemberEvent;
+    expect(back.member).toMatchObject({ payload: { n: 2 }, alive: true });
+    await watch.return?.();
+    await writer.remove(id);
+  }, 20_000);
 });

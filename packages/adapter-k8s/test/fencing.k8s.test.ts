@@ -1,6 +1,6 @@
 // Fencing tokens and Lease durations against the real API server: tokens handed out after the
-// Lease is deleted between holders are above every token before (where leaseTransitions starts
-// again at 0), and the published leaseDurationSeconds is the ttl asked for.
+// Lease is deleted between holders, or edited by hand, are above every token before (where
+// leaseTransitions starts again at 0), and the published leaseDurationSeconds is the ttl asked for.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { createMuster, type Muster } from '@muster/core';
@@ -53,6 +53,42 @@ describeK8s('Lease lock fencing tokens and durations (real API server)', () => {
     expect(next.token).toBeGreaterThan(first.token);
     await next.release();
     console.log(`tokens before deletion ${before.join(', ')}; after ${first.token}, ${next.token}`);
+  }, 60_000);
+
+  test('a Lease edited by hand under its holder (another holder, its token lowered, leaseTransitions reset): the holder loses it at its next renewal, and the next token is above the old one', async () => {
+    const [a, b] = [await lockPort(), await lockPort()];
+    const name = 'edited-by-hand';
+    const ttl = 2000;
+    const held = await a.acquire(name, { ttl });
+    const lease = await readLease(name);
+    const annotations = { ...lease.metadata?.annotations, 'muster.io/fencing-token': '1' };
+    await coordination().replaceNamespacedLease({
+      name,
+      namespace,
+      body: {
+        ...lease,
+        metadata: { ...lease.metadata, annotations },
+        spec: { ...lease.spec, holderIdentity: 'mallory', leaseTransitions: 0 },
+      },
+    });
+    // Its next renewal (a retry period, 267 ms) finds another holder: lost well before its ttl.
+    const lost = await new Promise<unknown>((resolve) => {
+      const timer = setTimeout(() => resolve('still held'), ttl);
+      held.onLost.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          resolve(held.onLost.reason);
+        },
+        { once: true },
+      );
+    });
+    expect(String((lost as Error)?.message ?? lost)).toMatch(/'mallory' holds the Lease now/);
+    // A process that only ever saw the lowered token: its wall clock still orders it above the old holder.
+    const next = await b.acquire(name, { ttl, wait: 15_000 });
+    expect(next.token).toBeGreaterThan(held.token);
+    expect((await readLease(name)).spec?.leaseTransitions).toBe(1);
+    await next.release();
   }, 60_000);
 
   test('a Lease recreated by a fresh client whose wall clock is 60 s behind: the API server’s creationTimestamp keeps its token above the old one', async () => {

@@ -4,14 +4,15 @@ import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { createMuster, type Muster } from '@muster/core';
 import { discoveryConformance, heartbeatConformance, lockConformance, type DiscoveryControl } from '@muster/core/testing';
-import { proxyFaults } from '../../../scripts/testenv/proxy-faults.mjs';
+import { proxyFaults, proxyHang } from '../../../scripts/testenv/proxy-faults.mjs';
 import { startTcpProxy, type TcpProxy } from '../../../scripts/testenv/tcp-proxy.mjs';
 import { adminConfig, createNamespace, deleteNamespace, entry } from './k8s-testenv.js';
 
 /**
- * `proxied`, when given, connects through another server address: the discovery clients then reach
- * the apiserver through a loopback TCP proxy, so the suite can cut them off (outage) or break every
- * connection (restart) without touching the shared server (TLS passes through it end to end).
+ * `proxied`, when given, connects through another server address: the clients under test then reach
+ * the apiserver through a loopback TCP proxy, so the suites can cut them off (outage), break every
+ * connection (restart) or hold every byte back (hang) without touching the shared server (TLS passes
+ * through it end to end). Without it the suites skip those cases and say so.
  */
 export function kubernetesConformance(
   title: string,
@@ -22,12 +23,14 @@ export function kubernetesConformance(
   let namespace = 'default';
   let musters: Muster[] = [];
   let proxy: TcpProxy | undefined;
+  let viaProxy: Record<string, unknown> | undefined;
 
   beforeAll(async () => {
     if (!entry) return;
     namespace = await createNamespace('muster-conformance');
     const server = new URL(entry.server);
     if (proxied) proxy = await startTcpProxy({ target: { host: server.hostname, port: Number(server.port) } });
+    if (proxy && proxied) viaProxy = proxied(`https://${proxy.address}`);
   });
   afterAll(async () => {
     await Promise.allSettled(musters.map((m) => m.close()));
@@ -41,17 +44,21 @@ export function kubernetesConformance(
     return muster;
   }
 
+  const hang = proxied ? { begin: () => proxyHang(proxy!).begin(), end: () => proxyHang(proxy!).end() } : undefined;
+
   lockConformance(runner, {
     name: `kubernetes Lease (${title})`,
     ttl: 2000,
-    factory: async () => (await port('lock')).lock,
+    factory: async () => (await port('lock', viaProxy ?? connection())).lock,
+    ...(hang ? { hang } : {}),
   });
 
   heartbeatConformance(runner, {
     name: `kubernetes Lease per member (${title})`,
     ttl: 1000,
     propagation: 5000,
-    factory: async () => (await port('heartbeat')).heartbeat,
+    factory: async () => (await port('heartbeat', viaProxy ?? connection())).heartbeat,
+    ...(hang ? { hang } : {}),
   });
 
   let serial = 0;
@@ -92,6 +99,6 @@ export function kubernetesConformance(
         },
       };
     },
-    factory: async () => (await port('discovery', proxy && proxied ? proxied(`https://${proxy.address}`) : connection())).discovery,
+    factory: async () => (await port('discovery', viaProxy ?? connection())).discovery,
   });
 }

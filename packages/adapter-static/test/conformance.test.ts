@@ -2,33 +2,36 @@ import { describe, test } from '@jest/globals';
 import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMuster, type Discovery, type Muster } from '@muster/core';
-import { createDiscovery, type DiscoveryBackend } from '@muster/core/adapter';
+import type { Discovery, Muster } from '@muster/core';
+import { createDiscovery, createHeartbeatStore, createLock, type DiscoveryBackend } from '@muster/core/adapter';
 import { discoveryConformance, heartbeatConformance, lockConformance, type DiscoveryControl } from '@muster/core/testing';
 import { StaticDiscoveryBackend } from '../src/discovery.js';
+import { StaticHeartbeatBackend } from '../src/heartbeat.js';
+import { StaticLockBackend } from '../src/lock.js';
+import { Gate, gatedHeartbeatBackend, gatedLockBackend } from './gated-backends.js';
 
 const runner = { describe, test };
 const dir = mkdtempSync(join(tmpdir(), 'muster-static-'));
 // Everything a test opened, closed by the discovery cases' cleanup.
 let opened: Array<Pick<Muster, 'close'>> = [];
 
-async function port<P extends 'discovery' | 'lock' | 'heartbeat'>(name: P, options: Record<string, unknown>) {
-  const muster = await createMuster({ [name]: { adapter: 'static', options } });
-  opened.push(muster);
-  return muster;
-}
+// Lock and heartbeat clients built as the adapter builds them (src/index.ts), with a gate between
+// client and table, so the suites can make the backend hang (an in-process table has no connection).
+const gate = new Gate();
 
 lockConformance(runner, {
   name: 'static',
   ttl: 300,
-  factory: async () => (await port('lock', { scope: 'conformance' })).lock,
+  factory: () => createLock(gatedLockBackend(new StaticLockBackend({ scope: 'conformance' }), gate), { timing: { minTtl: 1 } }),
+  hang: gate.hang,
 });
 
 heartbeatConformance(runner, {
   name: 'static',
   ttl: 300,
   propagation: 2000,
-  factory: async () => (await port('heartbeat', { scope: 'conformance' })).heartbeat,
+  factory: () => createHeartbeatStore(gatedHeartbeatBackend(new StaticHeartbeatBackend({ scope: 'conformance' }), gate)),
+  hang: gate.hang,
 });
 
 /**

@@ -19,7 +19,7 @@ const usage = `usage: muster-chaos <static|kubernetes|consul|consul-persist|./ad
   --ttl MS          lease and heartbeat ttl (default: 1000 static, 3000 otherwise)
   --faults a,b      only these faults (kill-holder, kill-any, pause-holder, zombie, clock-step,
                     restart-behind, latency, drop, delete-lock, invalidate-holder,
-                    backend-restart, black-hole, server-pause, server-errors)
+                    backend-restart, black-hole, server-pause, server-errors, observer-black-hole)
   --history FILE    write the recorded history as JSON
   --resource R      where protected writes go: memory (default, in the orchestrator) or cassandra
                     (@muster/fence-cassandra on the testenv Cassandra of MUSTER_TESTENV_DIR: Cassandra refuses)

@@ -15,12 +15,16 @@ const networkFaults = new Set(['drop', 'latency', 'black-hole']);
 const excuses = (f: FaultEvent, s: HeartbeatSample, since: number, bounds: Bounds) => {
   if (f.at > s.at) return false;
   if (f.target === undefined) return recovered(f) ? f.end + recovery(bounds) >= s.at : f.end + patienceOf(bounds) >= since;
+  // The observer cut off: every member may look dead meanwhile (alive is judged from the last change
+  // it saw), and must look alive again within the recovery bound once it hears the server again.
+  if (f.target === 'observer') return f.end + recovery(bounds) >= s.at;
   return networkFaults.has(f.fault) && f.target.startsWith(`${s.member}.`) && f.end + patienceOf(bounds) >= s.at;
 };
 
 /**
  * Server-wide faults after which every client, the observer too, must see the truth again within a
- * bound: a paused server resumed, or one that answered errors (the observer never saw those). A
+ * bound: a paused server resumed, or one that answered errors (the observer never saw those); and
+ * a black hole in front of the observer, once it closes. A
  * member's next beat lands within ttl + grace, and a watch that stayed silent through the fault is
  * opened again after at most twice the longest ttl (5 s at least; the stores' documented bound).
  * (Excusing the whole run of every process the fault overlapped hid a beat stuck after it.)
@@ -31,7 +35,8 @@ const recovery = (bounds: Bounds) => patienceOf(bounds) + Math.max(5000, 2 * bou
 
 /**
  * The heartbeat store's promises, judged on samples of an observer's view:
- * - `stale-missed`: a member with no running process for longer than ttl + grace still shown alive;
+ * - `stale-missed`: a member with no running process for longer than ttl + grace still shown alive
+ *   (a black hole in front of the observer excuses nothing here: it must judge on its own clock);
  * - `alive-missed`: a member whose newest process has run (and beaten) for ttl + grace not shown
  *   alive with that process's generation (e.g. a restart refused as an "older" incarnation);
  * - `incarnation-regressed`: the observer showed an older generation after a newer one.

@@ -46,7 +46,8 @@ export type FaultKind =
   | 'backend-restart'
   | 'black-hole'
   | 'server-pause'
-  | 'server-errors';
+  | 'server-errors'
+  | 'observer-black-hole';
 
 /** A fault and the window during which it was in force (`end` = `at` for instant ones). */
 export interface FaultEvent {
@@ -54,7 +55,7 @@ export interface FaultEvent {
   readonly fault: FaultKind;
   readonly at: number;
   readonly end: number;
-  /** The contender it hit; undefined for the backend or every contender. */
+  /** The contender it hit, or `observer` (the heartbeat observer); undefined for the backend or every contender. */
   readonly target?: string;
   readonly detail: string;
 }

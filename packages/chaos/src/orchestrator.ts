@@ -83,6 +83,8 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
   const incarnations: Incarnation[] = [];
   const hosts: Host[] = [];
   const proxies: TcpProxy[] = [];
+  /** The observer's own proxy (a backend reached over the network): `observer-black-hole` cuts it off. */
+  let observerProxy: TcpProxy | undefined;
   const views = new Map<string, ObservedMember>();
   let holder: string | undefined;
   let observerUp: () => void = () => undefined;
@@ -304,21 +306,26 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
         );
         return;
       }
-      case 'black-hole': {
-        // The slow network that never fails: requests hang until the client's own timeouts.
-        const proxy = proxies[target.slot];
+      case 'black-hole':
+      case 'observer-black-hole': {
+        // The slow network that never fails: requests hang until the client's own timeouts. On the
+        // observer: the watcher that decides who is dead hears nothing, and must judge on its own clock.
+        const onObserver = kind === 'observer-black-hole';
+        const proxy = onObserver ? observerProxy : proxies[target.slot];
         if (!proxy) return;
         const d = random.between(1, 3) * ttl;
         const direction = random.pick<BlackHole>(['both', 'up', 'down']);
         proxy.blackHole(direction);
         await sleep(d);
         proxy.blackHole(undefined);
-        const way = { both: 'both ways', up: 'towards the server', down: 'towards the contender' }[direction];
+        const way = { both: 'both ways', up: 'towards the server', down: `towards the ${onObserver ? 'observer' : 'contender'}` }[
+          direction
+        ];
         fault(
           kind,
           at,
           realNow(),
-          target.who,
+          onObserver ? 'observer' : target.who,
           `bytes swallowed ${way} for ${Math.round(d)} ms (connections kept open; those hit stay broken)`,
         );
         return;
@@ -408,9 +415,11 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
         await proxy.listen();
         proxies.push(proxy);
       }
+      observerProxy = new TcpProxy(profile.upstream, profile.upstreamTls ? { tls: profile.upstreamTls } : {});
+      await observerProxy.listen();
     }
     const observer = profile.inProcess ? (sharedHost ??= startHost()) : startHost();
-    observer.send({ t: 'observe', spec: { config: profile.observerConfig(), group: profile.group } });
+    observer.send({ t: 'observe', spec: { config: profile.observerConfig(observerProxy?.port), group: profile.group } });
     // Members start once the observer watches, so it sees each one's first beat arrive (a record
     // already there when a watch starts is of unknown age and judged by its writer's timestamp).
     const observerWait = new AbortController();
@@ -451,6 +460,6 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
         clearTimeout(timer);
       }),
     );
-    await Promise.all(proxies.map((p) => p.close()));
+    await Promise.all([...proxies, ...(observerProxy ? [observerProxy] : [])].map((p) => p.close()));
   }
 }

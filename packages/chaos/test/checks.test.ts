@@ -195,6 +195,17 @@ describe('heartbeat history checks', () => {
     }
   });
 
+  test('a black hole in front of the observer excuses members unseen until it must have recovered, and never a dead member shown alive', () => {
+    // The observer hears nothing for [1000, 2000]: it may show everyone dead, then has 6.5 s (as above) to see them again.
+    const hole: HistoryEvent = { kind: 'fault', fault: 'observer-black-hole', at: 1000, end: 2000, target: 'observer', detail: '' };
+    const unseen = (at: number) => sample(at, { runningGeneration: 1, runningSince: 0, observedAlive: false });
+    expect(hbKinds([hole, unseen(1500), unseen(8000)])).toEqual([]);
+    expect(hbKinds([hole, unseen(9000)])).toEqual(['alive-missed']);
+    // Cut off, it must still judge on its own clock: a member dead since 400 is stale by 1900 (ttl + grace) whatever it heard.
+    expect(hbKinds([hole, sample(1990, { downSince: 400, observedAlive: false })])).toEqual([]);
+    expect(hbKinds([hole, sample(1990, { downSince: 400 })])).toEqual(['stale-missed']);
+  });
+
   test('an older incarnation shown after a newer one', () => {
     expect(hbKinds([sample(100, { observedGeneration: 2 }), sample(200, { observedGeneration: 1 })])).toEqual(['incarnation-regressed']);
   });

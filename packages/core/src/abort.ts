@@ -41,3 +41,30 @@ export function backoffDelay(attempt: number, initialMs = 800, maxMs = 30_000, r
   const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(attempt, 30));
   return Math.round(ceiling * (0.5 + random() / 2));
 }
+
+/**
+ * The promise's outcome, or AbortError (the signal's MusterError reason as it is) as soon as
+ * `signal` fires, whether or not the work behind the promise heeds the signal: a backend call that
+ * ignores it (a client without AbortSignal support, a request stuck on a silent connection) must
+ * not hold its caller past an abort or a give-up point. The work itself is left to settle.
+ */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal, what?: string): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.reject(abortErrorFrom(signal, what));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortErrorFrom(signal, what));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -14,4 +14,14 @@ describe('fencing tokens that outlive the lock object', () => {
     expect(parseFencingToken(' 42\n')).toBe(42n);
     for (const stray of [undefined, null, '', '-1', '1e9', 'abc', '9'.repeat(31)]) expect(parseFencingToken(stray)).toBeUndefined();
   });
+
+  test('a token is never issued that the next acquirer could not read back: past the longest a stored token may be, acquisition is refused', () => {
+    const longest = parseFencingToken('9'.repeat(30));
+    expect(longest).toBeDefined();
+    // Before: 10^30 was issued; the next acquirer read its 31 digits as no token, and the order fell back to the wall clock.
+    expect(() => nextFencingToken(longest, undefined, fencingTokenFloor(Date.now()))).toThrow(
+      expect.objectContaining({ code: 'MUSTER_INVALID_ARGUMENT' }) as unknown as Error,
+    );
+    expect(() => nextFencingToken(undefined, longest, fencingTokenFloor(Date.now()))).toThrow(/fencing token/);
+  });
 });

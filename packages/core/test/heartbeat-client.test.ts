@@ -95,6 +95,29 @@ describe('a beat on a connection that never answers (a black hole)', () => {
     await store.close();
   }, 20_000);
 
+  it("gives up at its ttl, and at the caller's abort, even when the write ignores its signal and never settles", async () => {
+    const inner = new StaticHeartbeatBackend({ scope: scope() });
+    let stuck = true;
+    // A third-party backend on a client that takes no AbortSignal: its write just never answers.
+    const backend: HeartbeatBackend = {
+      read: (id) => inner.read(id),
+      list: (g) => inner.list(g),
+      remove: (id) => inner.remove(id),
+      write: (record, options) => (stuck ? new Promise(() => undefined) : inner.write(record, options)),
+    };
+    const store = createHeartbeatStore(backend, { incarnation: 'a' });
+    // Before: the beat waited on the write for ever (the ttl only aborted a signal nobody listened to).
+    await expect(store.beat('m', 1, { ttl: 200 })).rejects.toMatchObject({ code: 'MUSTER_TIMEOUT' });
+    const caller = new AbortController();
+    const beat = store.beat('m', 1, { ttl: 60_000, signal: caller.signal });
+    caller.abort();
+    await expect(beat).rejects.toMatchObject({ code: 'MUSTER_ABORTED' });
+    stuck = false;
+    await store.beat('m', 2, { ttl: 200 });
+    expect((await store.get('m'))?.payload).toBe(2);
+    await store.close();
+  }, 10_000);
+
   it("the caller's own abort stays an abort", async () => {
     const { backend } = hangingBackend();
     const store = createHeartbeatStore(backend, { incarnation: 'a' });

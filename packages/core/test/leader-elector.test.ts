@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { LeaderElector, type Lease, type Lock } from '../src/index.js';
-import { createLock } from '../src/adapter.js';
+import { LeaderElector, LockLostError, type Lease, type Lock } from '../src/index.js';
+import { createLock, type LockBackend } from '../src/adapter.js';
 import { simulateCrash } from '../src/testing/index.js';
 import { StaticLockBackend } from '../../adapter-static/src/lock.js';
 
@@ -69,6 +69,32 @@ describe('LeaderElector', () => {
     await campaign;
     expect(elections).toBeGreaterThanOrEqual(1);
     expect(reasons.length).toBe(elections);
+  });
+
+  it('reports demotion the moment the lease is lost, even while an onElected listener still runs (a leader loop started from it)', async () => {
+    // Renewals fail as they would once another holder took the Lease over.
+    const backend: LockBackend = {
+      holder: 'leader-loop',
+      tryAcquire: async () => ({ token: 1n }),
+      renew: async (name) => Promise.reject(new LockLostError(name, 'another holder took it')),
+      release: async () => undefined,
+    };
+    const elector = new LeaderElector(createLock(backend, { timing: { minTtl: 1 } }), 'leader', { ttl: 300 });
+    let stopAssigning = () => {};
+    // The README's shape: onElected((lease) => startAssigning(lease)), where assigning runs until stopped.
+    elector.onElected(() => new Promise<void>((resolve) => (stopAssigning = resolve)));
+    let demotedAt: number | undefined;
+    elector.onDemoted(() => {
+      demotedAt ??= performance.now();
+      stopAssigning();
+    });
+    const started = performance.now();
+    const campaign = elector.campaign();
+    // Before: the elector awaited the listener before watching the lease, so demotion never came.
+    await until(() => demotedAt !== undefined, 3000);
+    expect(demotedAt! - started).toBeLessThan(1000);
+    await elector.resign();
+    await campaign;
   });
 
   it('the campaign promise resolves on abort of its signal', async () => {

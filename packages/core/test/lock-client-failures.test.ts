@@ -185,6 +185,21 @@ describe('a backend call that never settles', () => {
     expect(lease.onLost.aborted).toBe(true);
   });
 
+  it('an explicit renew() under way rejects with MUSTER_LOCK_LOST when the lease is given up, though its call never settles', async () => {
+    const { backend, lock } = setup();
+    const lease = await lock.acquire('stuck-renew', { ttl });
+    backend.renewStep = () => never();
+    let outcome: unknown;
+    lease.renew().then(
+      () => (outcome = 'renewed'),
+      (error: unknown) => (outcome = error),
+    );
+    await advance(ttl);
+    expect(lease.onLost.aborted).toBe(true);
+    // Before: renew() waited on the call for ever, though onLost had fired and the lease was gone.
+    expect(outcome).toMatchObject({ code: 'MUSTER_LOCK_LOST' });
+  });
+
   it('a release that never settles does not hang close()', async () => {
     const { backend, lock } = setup();
     backend.releaseStep = () => never();

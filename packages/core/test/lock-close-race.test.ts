@@ -38,7 +38,10 @@ describe('a grant that lands after its caller gave up', () => {
   it.each(['acquire', 'tryAcquire'] as const)('a grant that lands after close() is released and %s rejects', async (method) => {
     const backend = new LateGrantBackend();
     const lock = createLock(backend);
-    const pending = lock[method]('job', { ttl: 60_000 });
+    // close() ends the call at once (its abort no longer waits for the backend), so watch for that from the start.
+    const rejected = expect(lock[method]('job', { ttl: 60_000 })).rejects.toMatchObject({
+      code: expect.stringMatching(/^MUSTER_(CLOSED|ABORTED)$/),
+    });
     await backend.called;
     const closed = lock.close();
     // The grant lands a little later, as a request under way would: close() must keep the backend
@@ -47,7 +50,7 @@ describe('a grant that lands after its caller gave up', () => {
     backend.grant(7n);
     await closed;
     expect(backend.closed).toBe(true);
-    await expect(pending).rejects.toMatchObject({ code: expect.stringMatching(/^MUSTER_(CLOSED|ABORTED)$/) });
+    await rejected;
     expect(backend.released.map((g) => g.token)).toEqual([7n]);
   });
 
@@ -81,4 +84,43 @@ describe('acquire with a wait while the backend hangs (a paused server, a black-
     expect(backend.renewals).toBe(0);
     await lock.close();
   }, 20_000);
+
+  it.each(['acquire', 'tryAcquire'] as const)(
+    '%s rejects with MUSTER_ABORTED at the abort though the call ignores its signal, and a grant that lands afterwards is released',
+    async (method) => {
+      const backend = new LateGrantBackend();
+      const lock = createLock(backend);
+      const controller = new AbortController();
+      const pending = lock[method]('job', { ttl: 60_000, signal: controller.signal });
+      await backend.called;
+      controller.abort();
+      // Before: the call was awaited whatever the signal said, so the abort waited for an answer that never came.
+      await expect(pending).rejects.toMatchObject({ code: 'MUSTER_ABORTED' });
+      backend.grant(10n);
+      while (backend.released.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(backend.released.map((g) => g.token)).toEqual([10n]);
+      expect(backend.renewals).toBe(0);
+      await lock.close();
+    },
+    10_000,
+  );
+
+  it('an abort ends acquire while it waits for a change the backend never reports (waitForChange ignoring its signal)', async () => {
+    const held: LockBackend = {
+      holder: 'waiting',
+      tryAcquire: async () => undefined,
+      renew: async (_name, grant) => grant,
+      release: async () => undefined,
+      waitForChange: () => new Promise(() => undefined),
+    };
+    const lock = createLock(held);
+    const controller = new AbortController();
+    const pending = lock.acquire('job', { ttl: 60_000, signal: controller.signal });
+    // Let it reach the wait (its one attempt answered at once: another holder has the lock).
+    await new Promise((resolve) => setImmediate(resolve));
+    controller.abort();
+    // Before: acquire stayed in waitForChange for ever.
+    await expect(pending).rejects.toMatchObject({ code: 'MUSTER_ABORTED' });
+    await lock.close();
+  }, 10_000);
 });

@@ -23,7 +23,7 @@ export interface ConsulProfileOptions {
 }
 
 /**
- * Contenders reach the agent through their own loopback proxy; the observer goes direct.
+ * Contenders, and the observer, reach the agent through their own loopback proxy.
  */
 export async function consulProfile(options: ConsulProfileOptions): Promise<BackendProfile> {
   const ttl = options.ttl ?? 3000;
@@ -63,7 +63,7 @@ export async function consulProfile(options: ConsulProfileOptions): Promise<Back
     heartbeatGrace: 2000,
     upstream: { host, port: Number(port) },
     contenderConfig: (_slot, via) => config(via === undefined ? server.address : `127.0.0.1:${via}`),
-    observerConfig: () => config(server.address),
+    observerConfig: (via) => config(via === undefined ? server.address : `127.0.0.1:${via}`),
     memberId: (slot) => `c${slot}`,
     group: `chaos-${options.runId}`,
     lockName,

@@ -80,8 +80,8 @@ async function recreateLeaseForeign(server: KubernetesServer, name: string, ttl:
 }
 
 /**
- * Contenders reach kube-apiserver through their own loopback proxy (a kubeconfig per slot points
- * at it; TLS passes through, so the certificate is still verified). The observer goes direct.
+ * Contenders, and the observer, reach kube-apiserver through their own loopback proxy (a kubeconfig
+ * per proxy points at it; TLS passes through, so the certificate is still verified).
  */
 export async function kubernetesProfile(options: KubernetesProfileOptions): Promise<BackendProfile> {
   const ttl = options.ttl ?? 3000;
@@ -114,7 +114,7 @@ export async function kubernetesProfile(options: KubernetesProfileOptions): Prom
       ? { upstreamTls: { cert: readFileSync(server.certFile), key: readFileSync(server.keyFile) } }
       : {}),
     contenderConfig: (_slot, port) => config(port),
-    observerConfig: () => config(undefined),
+    observerConfig: (port) => config(port),
     memberId: (slot) => `c${slot}`,
     group: `chaos-${options.runId}`,
     lockName,

@@ -21,7 +21,8 @@ export interface BackendProfile {
   readonly upstreamTls?: { readonly cert: Buffer; readonly key: Buffer };
   /** The config of contender `slot`; `proxyPort` is its proxy when `upstream` is set. */
   contenderConfig(slot: number, proxyPort: number | undefined): MusterConfig | string;
-  observerConfig(): MusterConfig | string;
+  /** The observer's config; `proxyPort` is its own proxy when `upstream` is set. */
+  observerConfig(proxyPort: number | undefined): MusterConfig | string;
   /** The heartbeat member id of a slot, and the group every member beats in. */
   memberId(slot: number): string;
   readonly group: string;
@@ -47,8 +48,9 @@ export interface ServerProcess {
 
 /**
  * The faults a backend reached over the network takes: every process fault and clock step, latency
- * dropped connections, black holes and error answers through the contenders' proxies, deletion of
- * the lock object, and a restart or SIGSTOP of the server when the run owns it.
+ * dropped connections, black holes and error answers through the contenders' proxies, a black hole
+ * in front of the observer, deletion of the lock object, and a restart or SIGSTOP of the server
+ * when the run owns it.
  */
 export function networkedFaults(ownsServer: boolean): readonly FaultKind[] {
   const faults: FaultKind[] = [
@@ -64,6 +66,7 @@ export function networkedFaults(ownsServer: boolean): readonly FaultKind[] {
     'invalidate-holder',
     'black-hole',
     'server-errors',
+    'observer-black-hole',
   ];
   return ownsServer ? [...faults, 'backend-restart', 'server-pause'] : faults;
 }

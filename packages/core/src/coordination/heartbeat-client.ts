@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { anySignal, backoffDelay, sleep, type WaitOptions } from '../abort.js';
+import { abortable, anySignal, backoffDelay, sleep, type WaitOptions } from '../abort.js';
 import { systemClock, type Clock } from '../clock.js';
 import {
   abortErrorFrom,
@@ -125,8 +125,10 @@ class HeartbeatClient implements HeartbeatStore {
     // would hold it for the client's whole request timeout (30 s on Kubernetes), every later beat
     // waiting behind it. Aborting tears that connection down; the caller's next beat opens a new one.
     const late = AbortSignal.timeout(ttl);
+    const call = anySignal(signal, late);
     try {
-      await this.#backend.write(record, { signal: anySignal(signal, late), takeover: !this.#mine.has(memberId) });
+      // Raced too, for a backend whose write does not heed its signal: the ttl and the caller's abort still end the beat.
+      await abortable(this.#backend.write(record, { signal: call, takeover: !this.#mine.has(memberId) }), call);
     } catch (error) {
       // The caller's own abort (or close()) is what the caller sees, whatever the backend threw for it.
       if (signal.aborted) throw abortErrorFrom(signal, `beat() of '${memberId}'`);

@@ -1,3 +1,4 @@
+import { abortable } from '../abort.js';
 import type { Clock } from '../clock.js';
 import { LockLostError, MusterError, TimeoutError } from '../errors.js';
 import type { Lease } from '../ports/lock.js';
@@ -148,7 +149,9 @@ export class HeldLease implements Lease {
       // as the renew deadline allows (client-go keeps a leader through any such renewal).
       // A signal per call: an adapter that leaves a listener on it must not pile them onto one
       // signal that lives as long as the lease.
-      grant = await backend.renew(this.name, this.#grant, { ttl: this.#schedule.ttl, signal: AbortSignal.any([this.#lost.signal]) });
+      // Raced with onLost too: a call that ignores its signal must not hold renew() past the give-up point.
+      const signal = AbortSignal.any([this.#lost.signal]);
+      grant = await abortable(backend.renew(this.name, this.#grant, { ttl: this.#schedule.ttl, signal }), signal);
     } catch (error) {
       if (this.#lost.signal.aborted) throw this.#lostError(error);
       if (error instanceof LockLostError || MusterError.is(error, 'MUSTER_LOCK_LOST')) {

@@ -47,6 +47,10 @@ export class LeaderElector implements AsyncDisposable {
     return this.isLeader ? this.#lease : undefined;
   }
 
+  /**
+   * Called when a term starts. A listener may run the leader's work for the whole term: demotion is
+   * reported (onDemoted) as the lease is lost even while it runs, and the next campaign waits for it.
+   */
   onElected(listener: Elected): () => void {
     this.#elected.add(listener);
     return () => this.#elected.delete(listener);
@@ -78,11 +82,15 @@ export class LeaderElector implements AsyncDisposable {
         throw error;
       }
       this.#lease = lease;
-      await this.#notify(this.#elected, lease);
+      // Not awaited before watching the term: a listener may run the leader's work for the whole
+      // term (onElected(lease => startAssigning(lease))), and demotion must reach it as the lease
+      // is lost, not after it returns. The next campaign waits for it, so terms never overlap.
+      const elected = this.#notify(this.#elected, lease);
       const reason = await this.#termEnd(lease, signal);
       this.#lease = undefined;
       await lease.release();
       await this.#notify(this.#demoted, reason);
+      await elected;
       if (this.#options.cooldown) await sleep(this.#options.cooldown, signal).catch(() => undefined);
     }
   }

@@ -1,4 +1,4 @@
-import { backoffDelay, sleep } from '../abort.js';
+import { abortable, backoffDelay, sleep } from '../abort.js';
 import { systemClock, type Clock } from '../clock.js';
 import { abortErrorFrom, ClosedError, InvalidArgumentError, TimeoutError } from '../errors.js';
 import type { AcquireOptions, Lease, Lock, WithLockOptions } from '../ports/lock.js';
@@ -137,7 +137,7 @@ class LockClient implements Lock {
       if (left <= 0) throw this.#timedOut(name, wait, lastError);
       const maxWaitMs = Math.min(pause, left);
       if (this.#backend.waitForChange && pause === retry) {
-        await this.#backend.waitForChange(name, { signal, maxWaitMs }).catch((error: unknown) => {
+        await abortable(this.#backend.waitForChange(name, { signal, maxWaitMs }), signal).catch((error: unknown) => {
           if (signal.aborted) throw abortErrorFrom(signal, `acquiring lock '${name}'`);
           if (!isTransient(error)) throw error;
           lastError = error;
@@ -213,6 +213,8 @@ class LockClient implements Lock {
    * that hangs (a paused server, a connection that swallows bytes) must not hold acquire past its
    * wait for the adapter's whole request timeout. The call is left running rather than aborted, so
    * that a grant it still brings is seen, and released, instead of lapsing unseen after its ttl.
+   * An abort ends the attempt at once too, whether or not the call heeds its signal; a grant it
+   * brings later is released by #keep, which finds the signal aborted.
    */
   async #attempt(name: string, schedule: RenewalSchedule, signal: AbortSignal, deadline = Infinity): Promise<Lease | undefined | 'late'> {
     const sentAt = this.#clock.now();
@@ -223,13 +225,14 @@ class LockClient implements Lock {
     const attempt = { settled: run.catch(() => undefined), lapsesAt: sentAt + schedule.ttl };
     this.#attempts.add(attempt);
     void attempt.settled.finally(() => this.#attempts.delete(attempt));
-    if (!Number.isFinite(deadline)) return run;
+    const bounded = abortable(run, signal, `acquiring lock '${name}'`);
+    if (!Number.isFinite(deadline)) return bounded;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), Math.max(0, Math.ceil(deadline - this.#clock.now())));
     });
     try {
-      const outcome = await Promise.race([run, late]);
+      const outcome = await Promise.race([bounded, late]);
       if (outcome === 'late') {
         gaveUp = true;
         // Normally #keep sees gaveUp and gives the grant back itself; a lease made just before is released here.

@@ -44,7 +44,12 @@ export type HeartbeatEvent =
  * HeartbeatStore: liveness plus a small JSON payload per member.
  *
  * Guarantees: `alive` is judged against the member's ttl on the local clock from the moment its
- * last change was observed, never by comparing a remote timestamp with local time. A restarted
+ * last change was observed, never by comparing a remote timestamp with local time, with one
+ * exception: a record this client has never seen before, found by a catch-up (get, list, the first
+ * view of a watch), is of unknown age, and counts from what the writer's side says (the adapter's
+ * server-side verdict, else the writer's own timestamp, never later than now). A writer whose wall
+ * clock is behind by more than its ttl therefore reads stale to such a first look until its next
+ * beat is observed (a watch sees that one live); one ahead reads alive for one ttl. A restarted
  * member (a new store client, so a new incarnation) always takes its record over with its first
  * beat, whatever its host's clock says; from then on the old incarnation's beats fail with
  * SupersededError instead of overwriting (the backend's write order decides, never a clock). A
@@ -52,7 +57,9 @@ export type HeartbeatEvent =
  * PayloadTooLargeError before anything is written.
  *
  * Not guaranteed: that a member reported alive is alive now (it may have died within its ttl), or
- * that every beat is observed (beats between two observations coalesce).
+ * that every beat is observed (beats between two observations coalesce). The order of incarnations
+ * lives in the member's record: once the record is gone (`remove()`, an operator's delete, the
+ * backend's clean-up of a long-dead member), whichever incarnation beats first writes it again.
  */
 export interface HeartbeatStore {
   /**

@@ -1,4 +1,5 @@
 import type { HeartbeatEvent, HeartbeatStore, MemberHeartbeat } from '../ports/heartbeat.js';
+import { heartbeatHangCases, type BackendHang } from './hang.js';
 import { assert, cleaningRunner, eventually, expectCode, nextMatching, nextWithin, uniqueName, wait, type SuiteRunner } from './runner.js';
 
 export interface HeartbeatSuiteOptions {
@@ -11,6 +12,12 @@ export interface HeartbeatSuiteOptions {
   readonly maxPayloadBytes?: number;
   readonly propagation?: number;
   readonly timeout?: number;
+  /**
+   * Makes the backend hang for the clients the factory made (see BackendHang). Without it the cases
+   * that need a hanging backend (a beat abandoned at its ttl, a cut-off watcher judging on its own
+   * clock) are skipped, and their names say so.
+   */
+  readonly hang?: BackendHang;
 }
 
 type MemberEvent = Extract<HeartbeatEvent, { member: MemberHeartbeat }>;
@@ -172,5 +179,7 @@ export function heartbeatConformance(runner: SuiteRunner, options: HeartbeatSuit
       assert.deepEqual(got.payload, { who: 'newer' });
       await newer.remove(id);
     });
+
+    heartbeatHangCases(runner, { test, store, hang: options.hang, ttl, propagation });
   });
 }

@@ -15,6 +15,7 @@ export {
 } from './discovery.js';
 export { eventSummary, takeEvents } from './discovery-cases.js';
 export { heartbeatConformance, type HeartbeatSuiteOptions } from './heartbeat.js';
+export type { BackendHang } from './hang.js';
 export { eventually, nextWithin, nextMatching, uniqueName, type SuiteRunner } from './runner.js';
 // A test hook, not an API: a lock client from createLock stops renewing without releasing, as a
 // crashed process would (the chaos run and the scheduler's failover demo use it).

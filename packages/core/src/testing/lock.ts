@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '../clock.js';
 import { simulateCrash } from '../coordination/lock-client.js';
 import type { Lease, Lock } from '../ports/lock.js';
+import { lockHangCases, type BackendHang } from './hang.js';
 import { assert, cleaningRunner, eventually, expectCode, uniqueName, wait, type SuiteRunner } from './runner.js';
 
 export interface LockSuiteOptions {
@@ -21,12 +22,19 @@ export interface LockSuiteOptions {
   readonly timeout?: number;
   /** The clock the factory's clients judge `expiresAt` on (default systemClock). */
   readonly clock?: Clock;
+  /**
+   * Makes the backend hang for the clients the factory made (see BackendHang). Without it the cases
+   * that need a hanging backend (acquire's wait and abort, a late grant released, onLost by
+   * expiresAt) are skipped, and their names say so.
+   */
+  readonly hang?: BackendHang;
 }
 
 /**
  * The Lock contract every adapter must pass against its real backend: mutual exclusion under
  * concurrent contenders, strictly increasing fencing tokens, expiry of a crashed holder, release
- * letting the next in, wait timeout, abort, onLost, withLock, close.
+ * letting the next in, wait timeout, abort, onLost, withLock, close; and, when the adapter can make
+ * its backend hang (`options.hang`), the same promises while no answer comes.
  */
 export function lockConformance(runner: SuiteRunner, options: LockSuiteOptions): void {
   const { ttl } = options;
@@ -189,5 +197,7 @@ export function lockConformance(runner: SuiteRunner, options: LockSuiteOptions):
       const next = await eventually('the lock to be free after close', () => b.tryAcquire(name, { ttl }), 5000);
       await next.release();
     });
+
+    lockHangCases(runner, { test, client, hang: options.hang, ttl, clock });
   });
 }
