@@ -236,6 +236,31 @@ describe('acquire', () => {
     await release(lease);
   });
 
+  it('acquire with wait 0 (or a wait shorter than a round trip) makes one whole attempt: a free lock is acquired', async () => {
+    const { backend, lock } = setup();
+    backend.acquire = () => after(retryPeriod / 4, { token: ++backend.token });
+    for (const wait of [0, 1]) {
+      const pending = lock.acquire(`free-${wait}`, { ttl, wait });
+      await advance(retryPeriod / 2);
+      const lease = await pending;
+      expect(lease.token).toBe(backend.token);
+      await release(lease);
+    }
+  });
+
+  it('acquire with wait 0 on a backend that hangs rejects a retry period after its attempt was sent', async () => {
+    const { backend, lock } = setup();
+    backend.acquire = () => never();
+    const pending = lock.acquire('hung', { ttl, wait: 0 }).catch((error: unknown) => error);
+    await advance(retryPeriod - 1);
+    let settled = false;
+    void pending.then(() => (settled = true));
+    await advance(0);
+    expect(settled).toBe(false);
+    await advance(2);
+    expect(await pending).toBeInstanceOf(TimeoutError);
+  });
+
   it('tryAcquire returns undefined rather than an expired lease', async () => {
     const { backend, lock } = setup();
     backend.acquire = () => after(ttl + 1, { token: ++backend.token });

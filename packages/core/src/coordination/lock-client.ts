@@ -5,6 +5,9 @@ import type { AcquireOptions, Lease, Lock, WithLockOptions } from '../ports/lock
 import { HeldLease, settleWithin, type RenewalSchedule } from './held-lease.js';
 import { isTransient } from './transient.js';
 
+/** The least time one acquire attempt gets to answer, however short its wait (capped by the retry period). */
+const MIN_ATTEMPT_MS = 1000;
+
 /** What the backend confirmed for one acquire or renewal. */
 export interface LeaseGrant {
   /** The fencing token: strictly increases each time the lock changes hands. */
@@ -209,7 +212,9 @@ class LockClient implements Lock {
 
   /**
    * One backend attempt and what becomes of its grant, tracked until both settle (close() waits for
-   * them). At `deadline` (acquire's `wait`) it answers 'late' without waiting for the backend: a call
+   * them). At `deadline` (acquire's `wait`, or a retry period, a second at most, after it was sent if
+   * that is later) it
+   * answers 'late' without waiting for the backend: a call
    * that hangs (a paused server, a connection that swallows bytes) must not hold acquire past its
    * wait for the adapter's whole request timeout. The call is left running rather than aborted, so
    * that a grant it still brings is seen, and released, instead of lapsing unseen after its ttl.
@@ -228,8 +233,12 @@ class LockClient implements Lock {
     const bounded = abortable(run, signal, `acquiring lock '${name}'`);
     if (!Number.isFinite(deadline)) return bounded;
     let timer: NodeJS.Timeout | undefined;
+    // An attempt gets a retry period (a second at most) to answer however short the wait: `wait: 0`
+    // (or one shorter than a round trip) still makes one whole attempt, instead of timing out before
+    // any answer could come, and a hung backend still ends it soon after the wait.
+    const answerBy = Math.max(deadline, sentAt + Math.min(schedule.retryPeriod, MIN_ATTEMPT_MS));
     const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), Math.max(0, Math.ceil(deadline - this.#clock.now())));
+      timer = setTimeout(() => resolve('late'), Math.max(0, Math.ceil(answerBy - this.#clock.now())));
     });
     try {
       const outcome = await Promise.race([bounded, late]);

@@ -1,7 +1,11 @@
 export interface AcquireOptions {
   /** How long the lease lasts without renewal, in ms. Adapters state their default and minimum. */
   readonly ttl?: number;
-  /** How long to wait for the lock, in ms; undefined waits until acquired or aborted. */
+  /**
+   * How long to wait for the lock, in ms; undefined waits until acquired or aborted. A wait shorter
+   * than one attempt (`0`) still makes that attempt whole: a free lock is taken, and a backend that
+   * does not answer ends it a retry period (one second at most) after it was sent.
+   */
   readonly wait?: number;
   readonly signal?: AbortSignal;
 }

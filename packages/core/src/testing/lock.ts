@@ -147,12 +147,16 @@ export function lockConformance(runner: SuiteRunner, options: LockSuiteOptions):
       await next.release();
     });
 
-    test('wait times out with MUSTER_TIMEOUT', async () => {
+    test('wait times out with MUSTER_TIMEOUT; wait 0 still takes a free lock (one whole attempt)', async () => {
       const [a, b] = [await client(), await client()];
       const name = uniqueName('timeout');
       const held = await a.acquire(name, { ttl: Math.max(ttl * 20, 60_000) });
       await expectCode(b.acquire(name, { ttl, wait: 200 }), 'MUSTER_TIMEOUT', 'acquire with wait');
+      await expectCode(b.acquire(name, { ttl, wait: 0 }), 'MUSTER_TIMEOUT', 'acquire with wait 0 of a held lock');
       await held.release();
+      const free = await b.acquire(name, { ttl, wait: 0 });
+      assert.equal(free.name, name, 'acquire with wait 0 of a free lock');
+      await free.release();
     });
 
     test('an aborted acquire rejects with MUSTER_ABORTED', async () => {
