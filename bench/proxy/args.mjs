@@ -26,8 +26,8 @@ The same gocql load against Cassandra direct, the Muster proxy and datastax/cql-
   --pin split|spread|own|off
                             split: Cassandra on core 0, proxy and load generator on the last;
                             spread: Cassandra on every core, load generator on core 0, proxy on
-                            the last; own: Cassandra and load generator on core 0, the proxy
-                            alone on the last                                                   [split]
+                            the last; own: Cassandra and load generator on every core but the
+                            last, the proxy alone on the last                                   [split]
   --no-pin                  the same as --pin off
   --nice=N                  run Cassandra, the proxies and the load generator at this nice (-20..19;
                             negative needs root): on a shared machine they then preempt other

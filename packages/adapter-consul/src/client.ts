@@ -69,7 +69,6 @@ export interface ConsulResponse<T> {
 
 const backend = 'consul';
 
-/** Consul's own env variables, so a process configured for the consul CLI needs no extra options. */
 /**
  * The agent's HTTP API base from `host:port` (http, or https with TLS settings) or an http(s) URL;
  * `where` names the setting in the error (a config place, CONSUL_HTTP_ADDR).
@@ -88,6 +87,7 @@ export function agentUrl(address: string, tls: boolean, where = 'address'): URL 
   return url;
 }
 
+/** Consul's own env variables, so a process configured for the consul CLI needs no extra options. */
 export function connectionFromEnv(
   env: NodeJS.ProcessEnv = process.env,
 ): Partial<ConsulConnectionOptions> & { caFile?: string; certFile?: string; keyFile?: string } {

@@ -83,9 +83,11 @@ export default defineAdapter({
   name: 'kubernetes',
   core: '^0.1.0',
   options: optionsSchema,
-  // Finding the cluster reads local files only (kubeconfig, token and certificate files; an exec
-  // plugin runs at the first request): --check reports a missing file or context as the start would.
+  // Only a kubeconfig file the options name is checked (read with its context, certificate and token
+  // files; an exec plugin runs at the first request, not here): one found by auto-detection (a pod's
+  // service account, $KUBECONFIG, ~/.kube/config) belongs where the proxy runs, not where --check runs.
   async check(_port, options, context) {
+    if (options.kubeconfig === undefined) return;
     await resolveConnection(connectionOptions(options, context));
   },
   async discovery(options, context) {

@@ -57,6 +57,11 @@ describe('muster-cql-proxy --check', () => {
       expect(r.code).toBe(2);
       expect(r.err).toContain(`${r.path}:2:41: proxy.backend.contactPoints[1]: ${JSON.stringify(bad)} is not host, host:port`);
     }
+    for (const bad of ['::1:99999', '1:2:3', ':::', '[1:2:3]:9042']) {
+      const r = check('contact6.yaml', `proxy:\n  backend: { contactPoints: [127.0.0.1, "${bad}"] }\n`);
+      expect(r.code).toBe(2);
+      expect(r.err).toContain(`${r.path}:2:41: proxy.backend.contactPoints[1]: ${JSON.stringify(bad)} is not an IPv6 address`);
+    }
     const r = check('ipv6.yaml', `proxy:\n  backend: { contactPoints: ["::1", "[fd00::2]:9142"] }\n`);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
@@ -101,6 +106,14 @@ current-context: a
     const good = check('k8s-good.yaml', `lock: { adapter: kubernetes, options: { kubeconfig: kubeconfig.yaml } }\n${proxy}`);
     expect(good.err).toBe('');
     expect(good.code).toBe(0);
+    // Written for a pod (auto-detection): checked where the proxy runs, so --check elsewhere passes.
+    const pod = check('k8s-pod.yaml', `discovery: { adapter: kubernetes }\n${proxy}`, {
+      HOME: dir,
+      KUBECONFIG: '',
+      KUBERNETES_SERVICE_HOST: '',
+    });
+    expect(pod.err).toBe('');
+    expect(pod.code).toBe(0);
   });
 
   it('a TLS file the start would read and cannot is refused at its place, or naming the variable that set it', () => {
@@ -118,10 +131,10 @@ current-context: a
   });
 
   it('an advertised address that drivers could not dial (a host name, 0.0.0.0) is refused at its place', () => {
-    for (const bad of ['proxy.example.com', '999.1.1.1', '0.0.0.0', '::']) {
+    for (const bad of ['proxy.example.com', '999.1.1.1', '0.0.0.0', '::', '::0', '0:0:0:0:0:0:0:0', '1:2:3']) {
       const r = check('advertise.yaml', `${proxy}  advertise: { address: "${bad}" }\n`);
       expect(r.code).toBe(2);
-      expect(r.err).toContain(`${r.path}:3:25: proxy.advertise.address: ${JSON.stringify(bad)} is not an IP address other than 0.0.0.0`);
+      expect(r.err).toContain(`${r.path}:3:25: proxy.advertise.address: ${JSON.stringify(bad)} is not an IP address drivers can dial`);
     }
     for (const good of ['10.0.0.5', 'fd00::5', 'fe80::1%eth0', '::ffff:10.0.0.1']) {
       expect(check('advertise-ok.yaml', `${proxy}  advertise: { address: "${good}" }\n`).code).toBe(0);
@@ -136,6 +149,15 @@ current-context: a
     );
     const same = check('same-service.yaml', `${members.replace('  options:\n', '  options:\n    service: muster-cql-proxy\n')}${proxy}`);
     expect(same.code).toBe(0);
+  });
+
+  it("the HTTP endpoints on the CQL listener's port of one address are refused at proxy.http.port", () => {
+    const r = check('ports.yaml', `${proxy}  listen: { port: 9042 }\n  http: { host: 0.0.0.0, port: 9042 }\n`);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${r.path}:4:32: proxy.http.port: 9042 is the CQL listener's port too`);
+    expect(
+      check('ports-apart.yaml', `${proxy}  listen: { host: 127.0.0.2, port: 9042 }\n  http: { host: 127.0.0.3, port: 9042 }\n`).code,
+    ).toBe(0);
   });
 
   it('an unknown top-level section (heartbeats:) is an error, never ignored', () => {

@@ -79,10 +79,10 @@ const refused = (port: number) =>
       });
       try {
         const cql = await startProxy(config(taken, 0)).catch((e: unknown) => e);
-        expect((cql as Error).message).toBe(`proxy.listen: 127.0.0.1:${taken} is in use by another process`);
+        expect((cql as Error).message).toBe(`proxy.listen: 127.0.0.1:${taken} is already in use`);
         const free = await freePort();
         const http = await startProxy(config(free, taken)).catch((e: unknown) => e);
-        expect((http as Error).message).toBe(`proxy.http: 127.0.0.1:${taken} is in use by another process`);
+        expect((http as Error).message).toBe(`proxy.http: 127.0.0.1:${taken} is already in use`);
         // The CQL listener it had opened before is closed again.
         expect(await refused(free)).toBe(true);
       } finally {

@@ -434,12 +434,8 @@ function listen(server: Server | HttpServer, port: number, host: string, setting
   return new Promise((resolve, reject) => {
     const fail = (error: NodeJS.ErrnoException) => {
       const why =
-        error.code === 'EADDRINUSE'
-          ? 'is in use by another process'
-          : error.code === 'EACCES'
-            ? 'may not be bound by this user'
-            : error.message;
-      reject(new Error(`${setting}: ${host}:${port} ${why}`, { cause: error }));
+        error.code === 'EADDRINUSE' ? 'is already in use' : error.code === 'EACCES' ? 'may not be bound by this user' : error.message;
+      reject(new Error(`${setting}: ${host.includes(':') ? `[${host}]` : host}:${port} ${why}`, { cause: error }));
     };
     server.once('error', fail);
     server.listen(port, host, () => {

@@ -63,6 +63,7 @@ const TIMEOUT = 180_000;
       writeFileSync(
         session,
         `SHOW HOST;
+CONSISTENCY QUORUM;
 CREATE KEYSPACE ${keyspace} WITH replication = {'class': 'NetworkTopologyStrategy', '${dc}': 3};
 CREATE KEYSPACE ${keyspace}_rf5 WITH replication = {'class': 'NetworkTopologyStrategy', '${dc}': 5};
 USE ${keyspace};

@@ -9,7 +9,7 @@
 //   session keyspace (tokenAwareHostPolicy.AddHost → updateReplicas(getKeyspaceName())): statements
 //   of any other keyspace skip the instance until that keyspace's schema changes (seen by hand).
 // Real Cassandra restarts a node with DOWN and UP, keeping the driver's Host object. This test pins
-// the defect (it.failing: it fails, so passes, while the defect stands); see the README's Drain.
+// the defect as it stands (routed reads reach the other two only); see the README's Drain.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type cassandra from 'cassandra-driver';
 import { testServer } from '../../../../scripts/testenv/state.mjs';
@@ -70,10 +70,12 @@ const TIMEOUT = 120_000;
     TIMEOUT,
   );
 
-  it.failing(
-    'routed requests reach proxy-b again after its return',
+  // The known defect as it stands (README, Drain 4.): this fails once it is fixed (then assert all three
+  // again), and fails too if routed reads stop reaching the other two.
+  it(
+    'known defect: after its return routed requests reach proxy-a and proxy-c only, never proxy-b',
     async () => {
-      await until('proxy-b to coordinate a routed read', async () => (await coordinators()).includes(cluster!.hostOf('proxy-b')), 5_000);
+      expect(await coordinators()).toEqual([cluster!.hostOf('proxy-a'), cluster!.hostOf('proxy-c')].sort());
     },
     TIMEOUT,
   );
