@@ -28,21 +28,19 @@ function overriding<T extends object>(target: T, replaced: Partial<T>): T {
 }
 
 describe('the conformance kit hang cases', () => {
-  it('fail a lock whose acquire waits on a hanging backend past its wait', async () => {
+  /** The hang cases a lock fails when `broken` wraps a correct one over a static table behind a gate. */
+  const lockFailures = (broken: (lock: Lock) => Lock) => {
     const gate = new Gate();
     const tables = scope();
-    const failed = await failures(
-      (runner) =>
-        lockConformance(runner, {
-          name: 'broken',
-          ttl: 300,
-          hang: gate.hang,
-          factory: (): Lock => {
-            const lock = gatedLock(gate, tables);
-            return overriding(lock, { acquire: (name, options) => lock.acquire(name, { ...options, wait: undefined }) });
-          },
-        }),
+    return failures(
+      (runner) => lockConformance(runner, { name: 'broken', ttl: 300, hang: gate.hang, factory: () => broken(gatedLock(gate, tables)) }),
       hangCases,
+    );
+  };
+
+  it('fail a lock whose acquire waits on a hanging backend past its wait', async () => {
+    const failed = await lockFailures((lock) =>
+      overriding(lock, { acquire: (name, options) => lock.acquire(name, { ...options, wait: undefined }) }),
     );
     expect(failed).toEqual([
       "acquire's wait ends it while the backend hangs (MUSTER_TIMEOUT), and a grant that comes back later is released",
@@ -50,22 +48,10 @@ describe('the conformance kit hang cases', () => {
   }, 60_000);
 
   it('fail a lock whose lease does not give up while the backend hangs', async () => {
-    const gate = new Gate();
-    const tables = scope();
     const never = new AbortController().signal;
     const keepsBelieving = (lease: Lease): Lease => overriding(lease, { onLost: never });
-    const failed = await failures(
-      (runner) =>
-        lockConformance(runner, {
-          name: 'broken',
-          ttl: 300,
-          hang: gate.hang,
-          factory: (): Lock => {
-            const lock = gatedLock(gate, tables);
-            return overriding(lock, { acquire: async (name, options) => keepsBelieving(await lock.acquire(name, options)) });
-          },
-        }),
-      hangCases,
+    const failed = await lockFailures((lock) =>
+      overriding(lock, { acquire: async (name, options) => keepsBelieving(await lock.acquire(name, options)) }),
     );
     expect(failed).toEqual(['a held lease is lost by its expiresAt while the backend hangs, and another contender takes over after it']);
   }, 60_000);

@@ -24,9 +24,14 @@ class LateGrantBackend implements LockBackend {
     this.renewals++;
     return grant;
   }
+  #onRelease: () => void = () => undefined;
+  /** Resolves once a grant has been released (the release runs in the background of a call that gave up). */
+  readonly releasedOnce = () =>
+    this.released.length > 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.#onRelease = resolve));
   async release(_name: string, grant: LeaseGrant): Promise<void> {
     if (this.closed) throw new Error('release after the backend was closed');
     this.released.push(grant);
+    this.#onRelease();
   }
   closed = false;
   async close(): Promise<void> {
@@ -79,7 +84,7 @@ describe('acquire with a wait while the backend hangs (a paused server, a black-
     backend.grant(9n);
     // (review) With the client still open: closing it here would release the grant through close()'s
     // own path, and the test would pass without the timed-out call's own release.
-    while (backend.released.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await backend.releasedOnce();
     expect(backend.released.map((g) => g.token)).toEqual([9n]);
     expect(backend.renewals).toBe(0);
     await lock.close();
@@ -97,7 +102,7 @@ describe('acquire with a wait while the backend hangs (a paused server, a black-
       // Before: the call was awaited whatever the signal said, so the abort waited for an answer that never came.
       await expect(pending).rejects.toMatchObject({ code: 'MUSTER_ABORTED' });
       backend.grant(10n);
-      while (backend.released.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      await backend.releasedOnce();
       expect(backend.released.map((g) => g.token)).toEqual([10n]);
       expect(backend.renewals).toBe(0);
       await lock.close();
