@@ -97,6 +97,48 @@ describe('LeaderElector', () => {
     await campaign;
   });
 
+  it('every onElected listener is told at once, before the demotion, though the first runs the whole term', async () => {
+    const scope = `listeners-${Math.random()}`;
+    const elector = new LeaderElector(newLock(scope), 'leader', { ttl: 60_000 });
+    const order: string[] = [];
+    let stopFirst = () => {};
+    elector.onElected(() => {
+      order.push('first elected');
+      return new Promise<void>((resolve) => (stopFirst = resolve));
+    });
+    elector.onElected(() => void order.push('second elected'));
+    elector.onDemoted(() => {
+      order.push('demoted');
+      stopFirst();
+    });
+    const campaign = elector.campaign();
+    // Before: listeners were awaited one by one, so the second heard of its term only after it ended.
+    await until(() => order.includes('second elected'), 3000);
+    await elector.resign();
+    await campaign;
+    expect(order).toEqual(['first elected', 'second elected', 'demoted']);
+  });
+
+  it('onDemoted is told though giving the lease up fails (the backend unreachable)', async () => {
+    const backend: LockBackend = {
+      holder: 'unreachable-release',
+      tryAcquire: async () => ({ token: 1n }),
+      renew: async (_name, grant) => grant,
+      release: async () => Promise.reject(new Error('connect ECONNREFUSED')),
+    };
+    const elector = new LeaderElector(createLock(backend, { timing: { minTtl: 1 } }), 'leader', { ttl: 60_000 });
+    let demoted = false;
+    elector.onDemoted(() => void (demoted = true));
+    let elected = false;
+    elector.onElected(() => void (elected = true));
+    const campaign = elector.campaign();
+    await until(() => elected, 3000);
+    await elector.resign();
+    await campaign.catch(() => undefined);
+    // Before: the failed release threw past the demotion.
+    expect(demoted).toBe(true);
+  });
+
   it('the campaign promise resolves on abort of its signal', async () => {
     const controller = new AbortController();
     const elector = new LeaderElector(newLock(`abort-${Math.random()}`), 'leader', { signal: controller.signal, ttl: 1000 });

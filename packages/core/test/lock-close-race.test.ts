@@ -74,6 +74,30 @@ describe('a grant that lands after its caller gave up', () => {
   });
 });
 
+describe('an abort a few microtasks after the grant', () => {
+  it('either hands the lease to the caller or releases it: never a lease nobody holds', async () => {
+    // The gap: the grant is kept (a lease made) before acquire's own await sees it; an abort then.
+    for (let ticks = 0; ticks < 12; ticks++) {
+      const backend = new LateGrantBackend();
+      const lock = createLock(backend);
+      const controller = new AbortController();
+      const pending = lock.acquire('job', { ttl: 60_000, signal: controller.signal }).then(
+        (lease) => lease,
+        () => undefined,
+      );
+      await backend.called;
+      backend.grant(BigInt(ticks + 1));
+      for (let i = 0; i < ticks; i++) await Promise.resolve();
+      controller.abort();
+      const lease = await pending;
+      if (lease) await lease.release();
+      else await backend.releasedOnce();
+      expect(backend.released.map((g) => g.token)).toEqual([BigInt(ticks + 1)]);
+      await lock.close();
+    }
+  });
+});
+
 describe('acquire with a wait while the backend hangs (a paused server, a black-holed connection)', () => {
   it('rejects with MUSTER_TIMEOUT at its wait, and a grant that lands afterwards is released, not handed to nobody', async () => {
     const backend = new LateGrantBackend();

@@ -88,7 +88,8 @@ export class LeaderElector implements AsyncDisposable {
       const elected = this.#notify(this.#elected, lease);
       const reason = await this.#termEnd(lease, signal);
       this.#lease = undefined;
-      await lease.release();
+      // A release that fails (the backend unreachable) must not keep onDemoted from its listeners.
+      await lease.release().catch((error: unknown) => this.#warn('releasing the lease failed', error));
       await this.#notify(this.#demoted, reason);
       await elected;
       if (this.#options.cooldown) await sleep(this.#options.cooldown, signal).catch(() => undefined);
@@ -116,15 +117,25 @@ export class LeaderElector implements AsyncDisposable {
     });
   }
 
+  /**
+   * Calls every listener at once (one may run the leader's work for the whole term, and the next
+   * must not wait for it to return) and resolves when all have returned.
+   */
   async #notify<A>(listeners: Set<(a: A) => void | Promise<void>>, arg: A): Promise<void> {
-    for (const listener of listeners) {
-      try {
-        await listener(arg);
-      } catch (error) {
-        // A listener's failure must not stop the election; report it where it can be seen.
-        process.emitWarning(`LeaderElector '${this.name}': a listener threw: ${(error as Error)?.message ?? String(error)}`);
-      }
-    }
+    await Promise.all(
+      [...listeners].map(async (listener) => {
+        try {
+          await listener(arg);
+        } catch (error) {
+          // A listener's failure must not stop the election; report it where it can be seen.
+          this.#warn('a listener threw', error);
+        }
+      }),
+    );
+  }
+
+  #warn(what: string, error: unknown): void {
+    process.emitWarning(`LeaderElector '${this.name}': ${what}: ${(error as Error)?.message ?? String(error)}`);
   }
 
   /** Stops campaigning and gives leadership up at once (the next leader need not wait a ttl). */

@@ -5,7 +5,7 @@ import type { AcquireOptions, Lease, Lock, WithLockOptions } from '../ports/lock
 import { HeldLease, settleWithin, type RenewalSchedule } from './held-lease.js';
 import { isTransient } from './transient.js';
 
-/** The least time one acquire attempt gets to answer, however short its wait (capped by the retry period). */
+/** The least time one acquire attempt gets to answer, however short its wait (less when the ttl is shorter). */
 const MIN_ATTEMPT_MS = 1000;
 
 /** What the backend confirmed for one acquire or renewal. */
@@ -212,8 +212,8 @@ class LockClient implements Lock {
 
   /**
    * One backend attempt and what becomes of its grant, tracked until both settle (close() waits for
-   * them). At `deadline` (acquire's `wait`, or a retry period, a second at most, after it was sent if
-   * that is later) it
+   * them). At `deadline` (acquire's `wait`, or a second after it was sent if that is later; less for
+   * a ttl too short to keep a grant that late) it
    * answers 'late' without waiting for the backend: a call
    * that hangs (a paused server, a connection that swallows bytes) must not hold acquire past its
    * wait for the adapter's whole request timeout. The call is left running rather than aborted, so
@@ -230,13 +230,17 @@ class LockClient implements Lock {
     const attempt = { settled: run.catch(() => undefined), lapsesAt: sentAt + schedule.ttl };
     this.#attempts.add(attempt);
     void attempt.settled.finally(() => this.#attempts.delete(attempt));
-    const bounded = abortable(run, signal, `acquiring lock '${name}'`);
+    const bounded = abortable(run, signal, `acquiring lock '${name}'`).catch((error: unknown) => {
+      // An abort between #keep making the lease and this call seeing it: nobody will hold that lease.
+      if (signal.aborted) void attempt.settled.then((lease) => lease?.release()).catch(() => undefined);
+      throw error;
+    });
     if (!Number.isFinite(deadline)) return bounded;
     let timer: NodeJS.Timeout | undefined;
-    // An attempt gets a retry period (a second at most) to answer however short the wait: `wait: 0`
+    // An attempt gets a second (less for a ttl too short to keep a later grant) to answer however short the wait: `wait: 0`
     // (or one shorter than a round trip) still makes one whole attempt, instead of timing out before
     // any answer could come, and a hung backend still ends it soon after the wait.
-    const answerBy = Math.max(deadline, sentAt + Math.min(schedule.retryPeriod, MIN_ATTEMPT_MS));
+    const answerBy = Math.max(deadline, sentAt + Math.min(schedule.ttl - schedule.retryPeriod, MIN_ATTEMPT_MS));
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), Math.max(0, Math.ceil(answerBy - this.#clock.now())));
     });

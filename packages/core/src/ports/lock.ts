@@ -4,7 +4,7 @@ export interface AcquireOptions {
   /**
    * How long to wait for the lock, in ms; undefined waits until acquired or aborted. A wait shorter
    * than one attempt (`0`) still makes that attempt whole: a free lock is taken, and a backend that
-   * does not answer ends it a retry period (one second at most) after it was sent.
+   * does not answer ends it one second after it was sent (less for a ttl under about 1.2 s).
    */
   readonly wait?: number;
   readonly signal?: AbortSignal;
