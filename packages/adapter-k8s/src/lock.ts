@@ -25,8 +25,12 @@ export interface LeaseLockOptions {
   readonly client: KubeClient;
   /** holderIdentity written into the Lease; unique per client (two clients with one identity would both hold). */
   readonly holder: string;
+  /** Judges expiry and deadlines (monotonic; core's systemClock by default). */
   readonly clock?: Clock;
-  /** Wall-clock milliseconds since the Unix epoch, the floor of fencing tokens (Date.now by default). */
+  /**
+   * Wall-clock milliseconds since the Unix epoch (Date.now by default): the floor of fencing tokens,
+   * and the acquireTime / renewTime written into the Lease, which client-go and kubectl read as wall time.
+   */
   readonly wallClock?: () => number;
   /** Added to the lock name to form the Lease name (e.g. `muster-lock-`). */
   readonly leasePrefix?: string;
@@ -152,7 +156,7 @@ export class LeaseLockBackend implements LockBackend {
           labels: { 'app.kubernetes.io/managed-by': 'muster' },
           annotations: { [fencingTokenAnnotation]: token.toString() },
         },
-        spec: acquiredSpec(undefined, this.holder, ttl, sentAt),
+        spec: acquiredSpec(undefined, this.holder, ttl, this.#wallClock()),
       };
       let created: LeaseObject;
       try {
@@ -185,7 +189,7 @@ export class LeaseLockBackend implements LockBackend {
     const next: LeaseObject = {
       ...current,
       metadata: { ...current.metadata, annotations: { ...current.metadata?.annotations, [fencingTokenAnnotation]: token.toString() } },
-      spec: { ...current.spec, ...acquiredSpec(current.spec, this.holder, ttl, sentAt) },
+      spec: { ...current.spec, ...acquiredSpec(current.spec, this.holder, ttl, this.#wallClock()) },
     };
     try {
       return this.#grant(name, await this.#client.replace(leases, next, { signal }), token, ttl, sentAt);
@@ -199,7 +203,7 @@ export class LeaseLockBackend implements LockBackend {
     const { lease } = grant.state as Held;
     const sentAt = this.#clock.now();
     try {
-      const renewed = await this.#client.replace(leases, { ...lease, spec: renewedSpec(lease.spec ?? {}, ttl, sentAt) }, { signal });
+      const renewed = await this.#client.replace(leases, { ...lease, spec: renewedSpec(lease.spec ?? {}, ttl, this.#wallClock()) }, { signal });
       return this.#grant(name, renewed, grant.token, ttl, sentAt);
     } catch (error) {
       if (!isConflict(error)) throw this.#lostIfGone(name, error);
@@ -212,7 +216,7 @@ export class LeaseLockBackend implements LockBackend {
       throw new LockLostError(name, reason);
     }
     try {
-      const renewed = await this.#client.replace(leases, { ...current!, spec: renewedSpec(current!.spec ?? {}, ttl, sentAt) }, { signal });
+      const renewed = await this.#client.replace(leases, { ...current!, spec: renewedSpec(current!.spec ?? {}, ttl, this.#wallClock()) }, { signal });
       return this.#grant(name, renewed, grant.token, ttl, sentAt);
     } catch (error) {
       throw this.#lostIfGone(name, error);
@@ -242,7 +246,7 @@ export class LeaseLockBackend implements LockBackend {
     this.#heldUntil.delete(name);
     const { lease } = grant.state as Held;
     try {
-      await this.#client.replace(leases, { ...lease, spec: releasedSpec(lease.spec ?? {}, this.#clock.now()) }, { signal });
+      await this.#client.replace(leases, { ...lease, spec: releasedSpec(lease.spec ?? {}, this.#wallClock()) }, { signal });
       return;
     } catch (error) {
       if (error instanceof KubernetesError && error.status === 404) return;
@@ -250,7 +254,7 @@ export class LeaseLockBackend implements LockBackend {
     }
     const current = await this.#client.get<LeaseObject>(leases, lease.metadata!.name!, { signal });
     if (this.#notOurs(current, lease, grant.token)) return; // someone else holds it: nothing of ours to release
-    await this.#client.replace(leases, { ...current!, spec: releasedSpec(current!.spec ?? {}, this.#clock.now()) }, { signal });
+    await this.#client.replace(leases, { ...current!, spec: releasedSpec(current!.spec ?? {}, this.#wallClock()) }, { signal });
   }
 
   /**

@@ -142,6 +142,23 @@ describe('LeaseLockBackend', () => {
     });
   });
 
+  test('acquireTime and renewTime are wall-clock time (what client-go and kubectl read), not the lock’s monotonic clock', async () => {
+    // A process that lived through a wall-clock step has a monotonic clock far from the wall: the
+    // stamps it writes must still be the wall's, or a client-go reader sees a Lease taken before it died.
+    const api = new FakeLeases();
+    const wallMs = Date.UTC(2026, 11, 4, 12, 0, 0);
+    const monotonic = { now: () => wallMs - 3_600_000 };
+    const me = new LeaseLockBackend({ client: api.client, holder: 'me', clock: monotonic, wallClock: () => wallMs });
+    const stamps = () => [api.objects.get('job')!.spec!.acquireTime, api.objects.get('job')!.spec!.renewTime];
+    const wallStamp = '2026-12-04T12:00:00.000000Z';
+    const grant = (await me.tryAcquire('job', call()))!;
+    expect(stamps()).toEqual([wallStamp, wallStamp]);
+    await me.renew('job', grant, call());
+    expect(stamps()).toEqual([wallStamp, wallStamp]);
+    await me.release('job', grant, { signal: signal() });
+    expect(stamps()).toEqual([wallStamp, wallStamp]);
+  });
+
   test('lock names that cannot be Lease names are refused with the rule', async () => {
     const me = new LeaseLockBackend({ client: new FakeLeases().client, holder: 'me' });
     await expect(me.tryAcquire('My_Lock', call())).rejects.toThrow(/gives Lease name 'My_Lock', which Kubernetes refuses/);
