@@ -1,5 +1,5 @@
 import { open, readFile, rename } from 'node:fs/promises';
-import { StaleTokenError, systemClock, type Clock, type WaitOptions } from '@muster/core';
+import { StaleTokenError, type Clock, type WaitOptions } from '@muster/core';
 import { throwIfAborted } from '@muster/core/adapter';
 import type { Assignment, AssignOutcome, TableState, Task, TaskStore } from './task.js';
 import { applyOp, emptyTable, type OpResult, type TableOp } from './task-table.js';
@@ -15,7 +15,11 @@ export function unwrap(result: OpResult): Exclude<OpResult, { ok: false }> {
  * queue), each to a copy of the state that is saved before it replaces the current one, so the
  * fencing check and the write it guards are one step and a crash never leaves half a write. With a
  * file, the table survives restarts; the file is replaced atomically (write, fsync, rename).
+ * Runs and writes are stamped with wall time: the stamps outlive this process and are read beside
+ * other processes' (a monotonic reading means nothing outside the process that took it).
  */
+const wallClock: Clock = { now: () => Date.now() };
+
 export class LocalTaskStore implements TaskStore {
   readonly #file: string | undefined;
   readonly #clock: Clock;
@@ -37,7 +41,7 @@ export class LocalTaskStore implements TaskStore {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       }
     }
-    return new LocalTaskStore(state, options.file, options.clock ?? systemClock);
+    return new LocalTaskStore(state, options.file, options.clock ?? wallClock);
   }
 
   apply(op: TableOp): Promise<OpResult> {

@@ -86,7 +86,7 @@ export class Worker implements AsyncDisposable {
   }
 
   async #beat(): Promise<void> {
-    const sent = Date.now();
+    const sent = performance.now(); // monotonic: a wall-clock step must not delay the self-fence
     await this.#o.heartbeat.beat(this.id, this.#payload(), { ttl: this.#o.heartbeatTtl, group: this.#o.group, signal: this.#stop.signal });
     this.#lastBeat = sent;
   }
@@ -102,7 +102,7 @@ export class Worker implements AsyncDisposable {
         if (signal.aborted) break;
         this.#log('beat-failed', { error: (error as Error).message });
       }
-      if (Date.now() - this.#lastBeat > this.#o.heartbeatTtl / 2 && this.#running.size > 0) {
+      if (performance.now() - this.#lastBeat > this.#o.heartbeatTtl / 2 && this.#running.size > 0) {
         this.#log('self-fenced', { tasks: this.running });
         for (const run of this.#running.values()) run.stop.abort();
       }

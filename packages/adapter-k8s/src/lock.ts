@@ -203,7 +203,11 @@ export class LeaseLockBackend implements LockBackend {
     const { lease } = grant.state as Held;
     const sentAt = this.#clock.now();
     try {
-      const renewed = await this.#client.replace(leases, { ...lease, spec: renewedSpec(lease.spec ?? {}, ttl, this.#wallClock()) }, { signal });
+      const renewed = await this.#client.replace(
+        leases,
+        { ...lease, spec: renewedSpec(lease.spec ?? {}, ttl, this.#wallClock()) },
+        { signal },
+      );
       return this.#grant(name, renewed, grant.token, ttl, sentAt);
     } catch (error) {
       if (!isConflict(error)) throw this.#lostIfGone(name, error);
@@ -216,7 +220,11 @@ export class LeaseLockBackend implements LockBackend {
       throw new LockLostError(name, reason);
     }
     try {
-      const renewed = await this.#client.replace(leases, { ...current!, spec: renewedSpec(current!.spec ?? {}, ttl, this.#wallClock()) }, { signal });
+      const renewed = await this.#client.replace(
+        leases,
+        { ...current!, spec: renewedSpec(current!.spec ?? {}, ttl, this.#wallClock()) },
+        { signal },
+      );
       return this.#grant(name, renewed, grant.token, ttl, sentAt);
     } catch (error) {
       throw this.#lostIfGone(name, error);

@@ -8,6 +8,11 @@
 export interface Clock {
   /** Milliseconds on a monotonic local time line. Only differences between two readings mean anything. */
   now(): number;
+  /**
+   * Wall-clock milliseconds since the Unix epoch, to read the age of a timestamp another process
+   * wrote (a heartbeat's renewTime). Optional: a clock without it (a test clock) stands for both.
+   */
+  wall?(): number;
 }
 
 /**
@@ -16,4 +21,4 @@ export interface Clock {
  * Offset by `performance.timeOrigin` so readings start near `Date.now()` (readable in logs), but
  * they drift away from it by every wall-clock step after the process started.
  */
-export const systemClock: Clock = { now: () => performance.timeOrigin + performance.now() };
+export const systemClock: Clock = { now: () => performance.timeOrigin + performance.now(), wall: () => Date.now() };

@@ -97,4 +97,26 @@ describe('heartbeat watch: first sighting of a member', () => {
     await watch.return?.();
     await store.close();
   });
+
+  it('a writer’s timestamp is aged on the wall clock: a local clock stepped away from the wall neither revives the dead nor buries the living', async () => {
+    // The monotonic clock drifts from the wall by every step the host took since this process
+    // started (an NTP step, a VM resumed): a writer's wall stamp compared with it is off by that much.
+    const ttl = 10_000;
+    const wall = Date.UTC(2026, 11, 4, 12, 0, 0);
+    for (const step of [-3_600_000, 3_600_000]) {
+      const now = wall + step;
+      const { backend, push } = scriptedBackend();
+      const store = createHeartbeatStore(backend, { clock: { now: () => now, wall: () => wall } });
+      const watch = store.watch('g')[Symbol.asyncIterator]();
+      push([record('dead', wall - 2 * ttl, ttl), record('alive', wall - 1000, ttl)]);
+      const snapshot = await nextWithin(watch, 5000, 'snapshot');
+      expect({ step, dead: member(snapshot, 'dead'), alive: member(snapshot, 'alive') }).toMatchObject({
+        step,
+        dead: { alive: false, lastSeen: now - 2 * ttl },
+        alive: { alive: true, lastSeen: now - 1000 },
+      });
+      await watch.return?.();
+      await store.close();
+    }
+  });
 });

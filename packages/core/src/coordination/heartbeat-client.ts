@@ -26,7 +26,7 @@ export interface HeartbeatRecord {
   /**
    * Only for a record this process has never observed before and found in a catch-up (the first
    * view of a watch, get, list): the backend's own verdict (Consul's TTL check), else the writer's
-   * timestamp. A record that appears later in a running watch, and every later change, is judged
+   * timestamp (wall-clock ms since the epoch, taken when its write started). A record that appears later in a running watch, and every later change, is judged
    * on the local clock alone, from when it was observed.
    */
   readonly remoteAlive?: boolean;
@@ -154,14 +154,16 @@ class HeartbeatClient implements HeartbeatStore {
     else if (seen) seenAt = now;
     else {
       // A first sighting: what the writer's side says (Consul's check status, or the writer's
-      // timestamp, taken when its write starts).
+      // timestamp, taken when its write starts). The timestamp is wall time: its age is read on
+      // the wall clock and carried over to the local one, which drifts from the wall by every step
+      // the host's clock took since this process started.
       const written =
         record.remoteAlive !== undefined
           ? record.remoteAlive
             ? now
             : now - record.ttl
           : record.renewedAt !== undefined
-            ? Math.min(now, record.renewedAt)
+            ? now - Math.max(0, (this.#clock.wall?.() ?? now) - record.renewedAt)
             : now;
       // In a running watch it counts from now while that still says alive: a first beat that took
       // most of its ttl (a new process under load) arrives alive. A record already stale by its
