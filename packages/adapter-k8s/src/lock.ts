@@ -70,6 +70,9 @@ export class LeaseLockBackend implements LockBackend {
   readonly #seen = new Map<string, bigint>();
   /** Local time at which a refused contender may find the Lease free (its holder's expiry as observed). */
   readonly #freeAt = new Map<string, number>();
+  /** Acquires whose answer was lost, being given back (#outcomeUnknown); close() waits for them. */
+  readonly #givingBack = new Set<Promise<void>>();
+  readonly #closing = new AbortController();
 
   constructor(options: LeaseLockOptions) {
     this.holder = options.holder;
@@ -158,15 +161,14 @@ export class LeaseLockBackend implements LockBackend {
         },
         spec: acquiredSpec(undefined, this.holder, ttl, this.#wallClock()),
       };
-      let created: LeaseObject;
       try {
-        created = await this.#client.create(leases, body, { signal });
+        const created = await this.#client.create(leases, body, { signal });
+        const raised = await this.#atLeastServerTime(name, created, token, signal);
+        return this.#grant(name, raised.lease, raised.token, ttl, sentAt);
       } catch (error) {
         if (isConflict(error)) return undefined; // AlreadyExists: another contender created it first
-        throw error;
+        throw this.#outcomeUnknown(leaseName, undefined, token, error);
       }
-      const raised = await this.#atLeastServerTime(name, created, token, signal);
-      return this.#grant(name, raised.lease, raised.token, ttl, sentAt);
     }
     this.#see(name, current);
     // Observed now, after the read: a later sighting can only make us wait longer.
@@ -195,8 +197,46 @@ export class LeaseLockBackend implements LockBackend {
       return this.#grant(name, await this.#client.replace(leases, next, { signal }), token, ttl, sentAt);
     } catch (error) {
       if (isConflict(error)) return undefined; // somebody else won this round
-      throw error;
+      throw this.#outcomeUnknown(leaseName, current.metadata?.resourceVersion, token, error);
     }
+  }
+
+  /**
+   * An acquiring write failed without the API server's refusal (aborted, cut off, timed out once
+   * sent): it may have been applied, and nobody will hold that grant. Watches the Lease in the
+   * background for a short while and releases it if it carries that write: a resourceVersion other
+   * than the one the write was based on (`undefined`: a create), this holder and the write's token
+   * (a create's may have been raised to the server's stamp). Any other write ends the watch, a
+   * later acquisition of this same client included; close() ends it (a write not seen by then
+   * expires with its duration). Returns `error`, for the caller to throw.
+   */
+  #outcomeUnknown(leaseName: string, basedOn: string | undefined, token: bigint, error: unknown): unknown {
+    if (error instanceof KubernetesError && error.status !== undefined && error.status < 500) return error; // refused: not applied
+    const signal = AbortSignal.any([AbortSignal.timeout(giveBackMs), this.#closing.signal]);
+    const done: Promise<void> = (async () => {
+      while (!signal.aborted) {
+        const current = await this.#client.get<LeaseObject>(leases, leaseName, { signal });
+        const version = current?.metadata?.resourceVersion;
+        if (current && version !== basedOn) {
+          const stored = parseFencingToken(current.metadata?.annotations?.[fencingTokenAnnotation]);
+          const raised = basedOn === undefined ? serverStampFloor(current) : undefined;
+          if (current.spec?.holderIdentity !== this.holder || (stored !== token && stored !== raised)) return;
+          await this.#client.replace(leases, { ...current, spec: releasedSpec(current.spec, this.#wallClock()) }, { signal });
+          return;
+        }
+        await sleep(giveBackPoll, signal);
+      }
+    })()
+      .catch((failure: unknown) => {
+        if (signal.aborted || isConflict(failure)) return; // it never landed, or somebody else wrote since
+        process.emitWarning(
+          `Lease '${leaseName}': an acquire whose answer was lost could not be given back; if it was applied, the Lease is free after its duration: ${(failure as Error)?.message ?? String(failure)}`,
+          { type: 'MusterWarning', code: 'MUSTER_RELEASE_FAILED' },
+        );
+      })
+      .finally(() => this.#givingBack.delete(done));
+    this.#givingBack.add(done);
+    return error;
   }
 
   async renew(name: string, grant: LeaseGrant, { ttl, signal }: BackendCallOptions): Promise<LeaseGrant> {
@@ -277,9 +317,15 @@ export class LeaseLockBackend implements LockBackend {
   }
 
   async close(): Promise<void> {
+    this.#closing.abort(); // a write not seen by now is left to expire
+    await Promise.allSettled([...this.#givingBack]);
     this.#client.close();
   }
 }
+
+/** How long an acquire whose answer was lost is watched for having been applied (#outcomeUnknown), and how often. */
+const giveBackMs = 5000;
+const giveBackPoll = 250;
 
 /** The token the API server's creationTimestamp of `lease` stands for (its own clock); undefined without one. */
 function serverStampFloor(lease: LeaseObject | undefined): bigint | undefined {

@@ -14,27 +14,44 @@ class FakeLeases {
   serverMs: number | undefined;
   #rv = 0;
   #uid = 0;
+  /**
+   * The next create or replace is applied, but its answer is lost (an abort, a cut connection);
+   * a function runs first, as another writer right behind it.
+   */
+  loseNextAnswer: boolean | (() => void) = false;
   readonly client = {
     get: async (_r: unknown, name: string) => structuredClone(this.objects.get(name)),
-    create: async (_r: unknown, body: LeaseObject) => {
-      const name = body.metadata!.name!;
-      if (this.objects.has(name)) throw new KubernetesError('create', 'leases', 'exists', { status: 409, reason: 'AlreadyExists' });
-      const stamp = this.serverMs === undefined ? {} : { creationTimestamp: new Date(this.serverMs).toISOString().replace(/\.\d+Z$/, 'Z') };
-      return this.#store({ ...structuredClone(body), metadata: { ...body.metadata, ...stamp, uid: `uid-${++this.#uid}` } });
-    },
-    replace: async (_r: unknown, body: LeaseObject) => {
-      const current = this.objects.get(body.metadata!.name!);
-      if (!current) throw new KubernetesError('update', 'leases', 'not found', { status: 404, reason: 'NotFound' });
-      if (
-        current.metadata!.resourceVersion !== body.metadata!.resourceVersion ||
-        current.metadata!.uid !== (body.metadata!.uid ?? current.metadata!.uid)
-      ) {
-        throw new KubernetesError('update', 'leases', 'conflict', { status: 409, reason: 'Conflict' });
-      }
-      return this.#store(structuredClone(body));
-    },
+    create: async (_r: unknown, body: LeaseObject) => this.#answer(this.#create(body)),
+    replace: async (_r: unknown, body: LeaseObject) => this.#answer(this.#replace(body)),
     close: () => {},
   } as unknown as KubeClient;
+
+  #answer(written: LeaseObject): LeaseObject {
+    const lose = this.loseNextAnswer;
+    if (lose === false) return written;
+    this.loseNextAnswer = false;
+    if (typeof lose === 'function') lose();
+    throw new DOMException('This operation was aborted', 'AbortError');
+  }
+
+  #create(body: LeaseObject): LeaseObject {
+    const name = body.metadata!.name!;
+    if (this.objects.has(name)) throw new KubernetesError('create', 'leases', 'exists', { status: 409, reason: 'AlreadyExists' });
+    const stamp = this.serverMs === undefined ? {} : { creationTimestamp: new Date(this.serverMs).toISOString().replace(/\.\d+Z$/, 'Z') };
+    return this.#store({ ...structuredClone(body), metadata: { ...body.metadata, ...stamp, uid: `uid-${++this.#uid}` } });
+  }
+
+  #replace(body: LeaseObject): LeaseObject {
+    const current = this.objects.get(body.metadata!.name!);
+    if (!current) throw new KubernetesError('update', 'leases', 'not found', { status: 404, reason: 'NotFound' });
+    if (
+      current.metadata!.resourceVersion !== body.metadata!.resourceVersion ||
+      current.metadata!.uid !== (body.metadata!.uid ?? current.metadata!.uid)
+    ) {
+      throw new KubernetesError('update', 'leases', 'conflict', { status: 409, reason: 'Conflict' });
+    }
+    return this.#store(structuredClone(body));
+  }
 
   #store(lease: LeaseObject): LeaseObject {
     lease.metadata = { ...lease.metadata, resourceVersion: String(++this.#rv) };
@@ -157,6 +174,35 @@ describe('LeaseLockBackend', () => {
     expect(stamps()).toEqual([wallStamp, wallStamp]);
     await me.release('job', grant, { signal: signal() });
     expect(stamps()).toEqual([wallStamp, wallStamp]);
+  });
+
+  test('an acquire write whose answer is lost (abort, cut connection) gives the Lease back if it landed; a write of another is left alone', async () => {
+    for (const existing of [false, true]) {
+      const api = new FakeLeases();
+      const me = new LeaseLockBackend({ client: api.client, holder: 'me' });
+      if (existing) await me.release('job', (await me.tryAcquire('job', call()))!, { signal: signal() }); // a Lease to replace
+      api.loseNextAnswer = true;
+      await expect(me.tryAcquire('job', call())).rejects.toThrow('aborted');
+      await me.close(); // waits for the give-back
+      expect({ existing, spec: api.objects.get('job')!.spec }).toMatchObject({
+        existing,
+        spec: { holderIdentity: '', leaseDurationSeconds: 1 },
+      });
+    }
+    // Another contender wrote after the lost answer: its record stays.
+    const api = new FakeLeases();
+    const me = new LeaseLockBackend({ client: api.client, holder: 'me' });
+    api.loseNextAnswer = () => api.touch('job', (l) => (l.spec = { ...l.spec, holderIdentity: 'other' }));
+    await expect(me.tryAcquire('job', call())).rejects.toThrow('aborted');
+    await me.close();
+    expect(api.objects.get('job')!.spec).toMatchObject({ holderIdentity: 'other', leaseDurationSeconds: 3 });
+    // This client acquired again (a retry) with a later token: that grant is not given back.
+    const again = new FakeLeases();
+    const retrying = new LeaseLockBackend({ client: again.client, holder: 'me' });
+    again.loseNextAnswer = () => again.touch('job', (l) => (l.metadata!.annotations = { [fencingTokenAnnotation]: '9'.repeat(20) }));
+    await expect(retrying.tryAcquire('job', call())).rejects.toThrow('aborted');
+    await retrying.close();
+    expect(again.objects.get('job')!.spec).toMatchObject({ holderIdentity: 'me', leaseDurationSeconds: 3 });
   });
 
   test('lock names that cannot be Lease names are refused with the rule', async () => {
