@@ -225,6 +225,43 @@ describe('createDiscovery register', () => {
     await d.close();
   });
 
+  test('close() while register() is in flight: the registration that reached the backend is taken back', async () => {
+    // SIGTERM during start-up: the agent applied the registration, its answer was not read yet.
+    const r = registry();
+    const arrived = new EventChannel<void>(() => undefined);
+    const inner = r.backend.registration!.register;
+    r.backend.registration!.register = async (registration, { signal }) => {
+      await inner(registration, { signal });
+      arrived.push();
+      await new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    };
+    const d = createDiscovery(r.backend);
+    const registering = d.register(self);
+    await arrived[Symbol.asyncIterator]().next();
+    const closes = [d.close(), d.close()];
+    await expect(registering).rejects.toMatchObject({ code: 'MUSTER_CLOSED' });
+    for (const close of closes) {
+      await close;
+      expect(r.present.size).toBe(0); // each close() resolves only once the registration is gone
+    }
+    expect(r.log).toEqual(['register me', 'deregister me']);
+  });
+
+  test('deregister() that fails or is aborted keeps the registration for close() to take back', async () => {
+    const r = registry();
+    const d = createDiscovery(r.backend);
+    await d.register(self);
+    await expect(d.deregister({ signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'MUSTER_ABORTED' });
+    const inner = r.backend.registration!.deregister;
+    r.backend.registration!.deregister = async () => {
+      throw unreachable();
+    };
+    await expect(d.deregister()).rejects.toThrow('connection refused');
+    r.backend.registration!.deregister = inner;
+    await d.close();
+    expect(r.present.size).toBe(0);
+  });
+
   test('without a registration backend, register and deregister are no-ops', async () => {
     const { backend } = scripted([]);
     const d = createDiscovery(backend);

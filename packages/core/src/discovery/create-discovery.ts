@@ -32,6 +32,9 @@ class DiscoveryClient implements Discovery {
   readonly #closing = new AbortController();
   readonly #watches = new Set<Promise<void>>();
   #registered: Registered | undefined;
+  /** A register() whose backend call has not settled: close() waits for it and what follows it. */
+  #registering: Promise<unknown> | undefined;
+  #closed: Promise<void> | undefined;
 
   constructor(backend: DiscoveryBackend, options: DiscoveryClientOptions) {
     this.#backend = backend;
@@ -79,7 +82,14 @@ class DiscoveryClient implements Discovery {
     if (!self.service || !self.id) throw new InvalidArgumentError('register(): service and id must be non-empty');
     if (this.#registered && this.#registered.registration.id !== self.id) await this.deregister(options);
     else await this.#stopKeeper();
-    await backend.register(self, { signal });
+    const call = backend.register(self, { signal });
+    this.#registering = call.catch(async () => {
+      // Aborted or cut off once sent, it may have been applied: take it back, or it stays listed
+      // (on Consul until deregisterCriticalAfter) with nobody keeping it.
+      if (signal.aborted) await backend.deregister(self, { signal: AbortSignal.timeout(this.#deregisterTimeout) }).catch(() => undefined);
+    });
+    await call; // on failure #registering stays: close() waits for the take-back
+    this.#registering = undefined;
     const stop = new AbortController();
     const keeper = keepRegistered(backend, self, anySignal(stop.signal, this.#closing.signal));
     this.#registered = { registration: self, stop, keeper };
@@ -92,20 +102,27 @@ class DiscoveryClient implements Discovery {
     await r.keeper;
   }
 
+  /** Forgets the registration only once the backend has taken it back: a failed or aborted call leaves it to close(). */
   async deregister(options?: WaitOptions): Promise<void> {
     const r = this.#registered;
     if (!r) return;
-    await this.#stopKeeper();
-    this.#registered = undefined;
     throwIfAborted(options?.signal, 'deregister()');
+    await this.#stopKeeper();
     await this.#backend.registration!.deregister(r.registration, {
       signal: anySignal(options?.signal, AbortSignal.timeout(this.#deregisterTimeout)),
     });
+    if (this.#registered === r) this.#registered = undefined;
   }
 
-  async close(): Promise<void> {
-    if (this.#closing.signal.aborted) return;
+  /** Every call resolves once the first one has deregistered and closed. */
+  close(): Promise<void> {
+    return (this.#closed ??= this.#close());
+  }
+
+  async #close(): Promise<void> {
     this.#closing.abort(new ClosedError(`${this.#backend.name} discovery`));
+    // A registration still being sent is taken back by register() itself, once its call settles.
+    await this.#registering;
     // Deregistering first means peers stop routing here before this process goes away.
     const deregistered = this.#registered ? this.deregister().catch(() => undefined) : Promise.resolve();
     await Promise.allSettled([deregistered, ...this.#watches]);
