@@ -171,12 +171,15 @@ export class PayloadTooLargeError extends MusterError {
 /** A newer incarnation of the member has written its heartbeat; this process must stop beating for it. */
 export class SupersededError extends MusterError {
   readonly memberId: string;
+  /** The incarnation that took the member over. */
+  readonly theirs: string;
   constructor(memberId: string, mine: string, theirs: string) {
     super(
       'MUSTER_SUPERSEDED',
       `member '${memberId}' is now written by a newer incarnation (${theirs}, this process is ${mine}); stop this process or use another member id`,
     );
     this.memberId = memberId;
+    this.theirs = theirs;
   }
 }
 

@@ -31,6 +31,19 @@ describe('heartbeat incarnations are ordered by the backend, not by a writer clo
     expect((await restarted.get('m'))?.payload).toBe(2);
   });
 
+  it('an incarnation told it is superseded never writes the member again, even once the record is removed: the newest keeps it', async () => {
+    const s = scope();
+    const [old, young, operator] = [open(s, 'old'), open(s, 'young'), open(s, 'operator')];
+    await old.beat('m', 1);
+    await young.beat('m', 2);
+    await expect(old.beat('m', 3)).rejects.toMatchObject({ code: 'MUSTER_SUPERSEDED' });
+    await operator.remove('m');
+    await expect(old.beat('m', 4)).rejects.toMatchObject({ code: 'MUSTER_SUPERSEDED' });
+    await young.beat('m', 5);
+    expect((await operator.get('m'))?.payload).toBe(5);
+    await old.beat('other', 6); // other members of the old incarnation are not affected
+  });
+
   it('after remove(), the same incarnation may write the member again', async () => {
     const s = scope();
     const store = open(s, 'x');

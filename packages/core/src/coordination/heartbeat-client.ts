@@ -8,6 +8,7 @@ import {
   InvalidArgumentError,
   MusterError,
   PayloadTooLargeError,
+  SupersededError,
   TimeoutError,
 } from '../errors.js';
 import type { BeatOptions, HeartbeatEvent, HeartbeatStore, JsonValue, MemberHeartbeat } from '../ports/heartbeat.js';
@@ -88,6 +89,8 @@ class HeartbeatClient implements HeartbeatStore {
   readonly #observed = new Map<string, Observation>();
   /** Members this incarnation has written: later writes must find the record still ours. */
   readonly #mine = new Set<string>();
+  /** Members another incarnation took over from this one (and which): never written again from here. */
+  readonly #superseded = new Map<string, string>();
   readonly #closing = new AbortController();
 
   constructor(backend: HeartbeatBackend, options: HeartbeatClientOptions) {
@@ -119,6 +122,10 @@ class HeartbeatClient implements HeartbeatStore {
       throw new InvalidArgumentError(`beat(): payload of '${memberId}' is not JSON-serialisable (${(cause as Error).message})`);
     }
     if (size > this.#maxPayloadBytes) throw new PayloadTooLargeError(`the payload of '${memberId}'`, size, this.#maxPayloadBytes);
+    const superseded = this.#superseded.get(memberId);
+    // Once the record is gone (removed by an operator) an old incarnation's write would be
+    // accepted, and the newest one refused from then on: it must not come from here.
+    if (superseded !== undefined) throw new SupersededError(memberId, this.#incarnation, superseded);
     const record = { memberId, group: options?.group ?? 'default', payload, ttl, incarnation: this.#incarnation };
     // A beat that has not landed within its ttl is worth nothing (the member reads stale by then),
     // and a connection that swallows bytes without failing (a black hole, a dropped firewall state)
@@ -132,6 +139,9 @@ class HeartbeatClient implements HeartbeatStore {
     } catch (error) {
       // The caller's own abort (or close()) is what the caller sees, whatever the backend threw for it.
       if (signal.aborted) throw abortErrorFrom(signal, `beat() of '${memberId}'`);
+      // Matched by code: an adapter may carry its own copy of core.
+      if (MusterError.is(error, 'MUSTER_SUPERSEDED'))
+        this.#superseded.set(memberId, (error as Partial<SupersededError>).theirs ?? 'another incarnation');
       if (!late.aborted) throw error;
       throw new TimeoutError(
         `beat(): the write of '${memberId}' did not complete within its ttl (${ttl} ms), so it was abandoned; the backend is unreachable or slow, and the next beat tries again on a new connection`,

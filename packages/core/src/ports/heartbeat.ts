@@ -59,7 +59,8 @@ export type HeartbeatEvent =
  * Not guaranteed: that a member reported alive is alive now (it may have died within its ttl), or
  * that every beat is observed (beats between two observations coalesce). The order of incarnations
  * lives in the member's record: once the record is gone (`remove()`, an operator's delete, the
- * backend's clean-up of a long-dead member), whichever incarnation beats first writes it again.
+ * backend's clean-up of a long-dead member), whichever incarnation beats first writes it again,
+ * except one already told it was superseded: its store never writes that member again.
  */
 export interface HeartbeatStore {
   /**
