@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import type { HeartbeatEvent, HeartbeatStore } from '../src/index.js';
+import { BackendError, type HeartbeatEvent, type HeartbeatStore } from '../src/index.js';
 import { createHeartbeatStore, type HeartbeatBackend } from '../src/adapter.js';
-import { nextMatching, nextWithin } from '../src/testing/index.js';
+import { eventually, nextMatching, nextWithin } from '../src/testing/index.js';
 import { StaticHeartbeatBackend } from '../../adapter-static/src/heartbeat.js';
 
 const scope = () => `hb-${Math.random()}`;
@@ -71,6 +71,44 @@ describe('watch', () => {
     for (const e of events) expect('member' in e && e.member.payload).toEqual({ n: 2 });
     await watch.return?.();
     await Promise.all([writer.close(), watcher.close()]);
+  });
+});
+
+describe('watch before its first view', () => {
+  const failing = (error: unknown) => {
+    let calls = 0;
+    const backend: HeartbeatBackend = {
+      write: async () => undefined,
+      read: async () => undefined,
+      list: async () => [],
+      remove: async () => undefined,
+      // eslint-disable-next-line require-yield
+      async *views() {
+        calls++;
+        throw error;
+      },
+    };
+    return { store: createHeartbeatStore(backend), calls: () => calls };
+  };
+
+  it('a permanent error (a refused ACL token, RBAC) fails the watch at once, as Discovery does, instead of retrying in silence', async () => {
+    const { store, calls } = failing(new BackendError('scripted', 'the agent does not know the ACL token (HTTP 403)', { status: 403 }));
+    await expect(nextWithin(store.watch()[Symbol.asyncIterator](), 5000, 'the failure')).rejects.toMatchObject({
+      code: 'MUSTER_BACKEND',
+      message: expect.stringContaining('ACL token'),
+    });
+    expect(calls()).toBe(1);
+    await store.close();
+  });
+
+  it('a transient one (connection refused) is retried', async () => {
+    const { store, calls } = failing(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    const watch = store.watch()[Symbol.asyncIterator]();
+    const first = watch.next();
+    await eventually('a second attempt', async () => calls() >= 2 || undefined, 10_000);
+    await watch.return?.();
+    await expect(first).resolves.toMatchObject({ done: true });
+    await store.close();
   });
 });
 

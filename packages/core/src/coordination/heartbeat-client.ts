@@ -13,6 +13,7 @@ import {
 } from '../errors.js';
 import type { BeatOptions, HeartbeatEvent, HeartbeatStore, JsonValue, MemberHeartbeat } from '../ports/heartbeat.js';
 import { EventChannel } from './channel.js';
+import { isTransient } from './transient.js';
 import { sameValue } from './endpoint-set.js';
 
 /** A member's record as the backend stores it. */
@@ -292,9 +293,15 @@ class HeartbeatClient implements HeartbeatStore {
         if (!signal.aborted) throw new BackendError('heartbeat', 'the watch ended unexpectedly');
       } catch (error) {
         if (signal.aborted) break;
+        const err = MusterError.is(error) ? error : new BackendError('heartbeat', String(error), { cause: error });
+        if (!started && !isTransient(error)) {
+          // Wrong credentials, RBAC, a bad file: say so, as Discovery's watch does, instead of retrying in silence.
+          clearTimeout(staleTimer);
+          channel.fail(err);
+          return;
+        }
         if (!degraded && started) {
           degraded = true;
-          const err = MusterError.is(error) ? error : new BackendError('heartbeat', String(error), { cause: error });
           channel.push({ type: 'degraded', error: err, members: sorted() });
         }
         await sleep(backoffDelay(attempt++), signal).catch(() => undefined);
