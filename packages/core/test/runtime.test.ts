@@ -58,6 +58,36 @@ proxy: { anything: goes }
     expect(muster.config.data.proxy).toEqual({ anything: 'goes' });
   });
 
+  it('a quoted reference stays text as written (digits, "true"); an unquoted one takes the type of its text; integer settings read quoted digits', async () => {
+    const path = file(
+      'quoted.yaml',
+      `discovery:
+  adapter: static
+  options:
+    members:
+      - { id: "\${MID}", address: 127.0.0.1, port: "\${PORT}" }
+      - id: "\${YES}"
+        address: 127.0.0.2
+        port: \${PORT}
+    self: "\${MID}"
+`,
+    );
+    const muster = await createMuster(path, { env: { MID: '007', YES: 'true', PORT: '9043' } });
+    opened.push(muster);
+    expect((await muster.discovery.list('any')).map((e) => [e.id, e.port])).toEqual([
+      ['007', 9043],
+      ['true', 9043],
+    ]);
+    expect(muster.discovery.self?.id).toBe('007');
+    const unquoted = file(
+      'unquoted.yaml',
+      'discovery:\n  adapter: static\n  options:\n    members:\n      - id: ${MID}\n        address: 127.0.0.1\n        port: 9042\n',
+    );
+    await expect(createMuster(unquoted, { env: { MID: '007' } })).rejects.toThrow(
+      /unquoted.yaml:5:\d+: discovery.options.members\[0\].id: expected a string, got 7 \(YAML reads it unquoted as such: quote it to keep the text\)/,
+    );
+  });
+
   it('closes ports in reverse order of creation, and only once', async () => {
     const muster = await createMuster({ lock: { adapter: 'static' }, heartbeat: { adapter: 'static' } });
     const lease = await muster.lock.acquire('closing', { ttl: 60_000 });

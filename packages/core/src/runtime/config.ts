@@ -153,9 +153,11 @@ export async function parseYaml(
         }
         return value ?? '';
       });
-      // A value that is exactly one reference takes the type its text has (port: "${PORT}" is a number).
+      // An unquoted value that is exactly one reference takes the type its text has, as YAML would
+      // read that text (port: ${PORT} is a number). A quoted one stays text as written (a password
+      // "${PW}" of 007 keeps its zeros); integer and boolean settings read their text form.
       const single = new RegExp(`^${reference.source}$`).test(whole);
-      node.value = single ? retype(substituted) : substituted;
+      node.value = single && node.type === 'PLAIN' ? retype(substituted) : substituted;
     },
   });
   if (missing) throw missing;

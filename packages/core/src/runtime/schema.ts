@@ -42,7 +42,10 @@ export function formatPath(path: Path): string {
 function string(options: { minLength?: number; pattern?: RegExp; hint?: string } = {}): Schema<string> {
   return make(
     (v, path, issues) => {
-      if (typeof v !== 'string') return void issues.push({ path, message: `expected a string, got ${show(v)}` });
+      if (typeof v !== 'string') {
+        const quote = typeof v === 'number' || typeof v === 'boolean' ? ' (YAML reads it unquoted as such: quote it to keep the text)' : '';
+        return void issues.push({ path, message: `expected a string, got ${show(v)}${quote}` });
+      }
       if (options.minLength !== undefined && v.length < options.minLength) {
         return void issues.push({
           path,
@@ -62,9 +65,13 @@ function string(options: { minLength?: number; pattern?: RegExp; hint?: string }
   );
 }
 
+/** The text form of an integer or a boolean, as a quoted YAML value or an environment reference gives it. */
+const integerText = /^-?\d+$/;
+
 function integer(options: { min?: number; max?: number } = {}): Schema<number> {
   return make(
-    (v, path, issues) => {
+    (value, path, issues) => {
+      const v = typeof value === 'string' && integerText.test(value) ? Number(value) : value;
       if (typeof v !== 'number' || !Number.isInteger(v)) return void issues.push({ path, message: `expected an integer, got ${show(v)}` });
       if (options.min !== undefined && v < options.min)
         return void issues.push({ path, message: `must be at least ${options.min}, got ${v}` });
@@ -82,7 +89,10 @@ function integer(options: { min?: number; max?: number } = {}): Schema<number> {
 
 function boolean(): Schema<boolean> {
   return make(
-    (v, path, issues) => (typeof v === 'boolean' ? v : void issues.push({ path, message: `expected true or false, got ${show(v)}` })),
+    (value, path, issues) => {
+      const v = value === 'true' ? true : value === 'false' ? false : value;
+      return typeof v === 'boolean' ? v : void issues.push({ path, message: `expected true or false, got ${show(v)}` });
+    },
     () => ({ type: 'boolean' }),
   );
 }
