@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'MUSTER_ADAPTER_LOAD'
   | 'MUSTER_ADAPTER_INVALID'
   | 'MUSTER_ADAPTER_VERSION'
+  | 'MUSTER_ADAPTER_START'
   | 'MUSTER_PORT_NOT_CONFIGURED'
   | 'MUSTER_LOCK_LOST'
   | 'MUSTER_TIMEOUT'
@@ -91,6 +92,15 @@ export class AdapterInvalidError extends MusterError {
   readonly specifier: string;
   constructor(specifier: string, message: string) {
     super('MUSTER_ADAPTER_INVALID', message);
+    this.specifier = specifier;
+  }
+}
+
+/** An adapter's factory failed while creating its port with something other than a MusterError. */
+export class AdapterStartError extends MusterError {
+  readonly specifier: string;
+  constructor(specifier: string, message: string, options?: { cause?: unknown }) {
+    super('MUSTER_ADAPTER_START', message, options);
     this.specifier = specifier;
   }
 }

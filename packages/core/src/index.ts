@@ -11,6 +11,7 @@ export {
   AdapterLoadError,
   AdapterInvalidError,
   AdapterVersionError,
+  AdapterStartError,
   PortNotConfiguredError,
   LockLostError,
   TimeoutError,

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, createMuster, MusterError, type Discovery, type DiscoveryEvent, type Muster } from '../src/index.js';
+import { ConfigError, createMuster, MusterError, type Discovery, type DiscoveryEvent, type Lock, type Muster } from '../src/index.js';
 import { defineAdapter, EventChannel, s } from '../src/adapter.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'muster-runtime-'));
@@ -200,6 +200,32 @@ describe('adapter resolution', () => {
     const error = await createMuster({ lock: { adapter: './broken.mjs' } }, { cwd: dir }).catch((e: unknown) => e);
     expect(MusterError.is(error, 'MUSTER_ADAPTER_LOAD')).toBe(true);
     expect((error as Error).message).toMatch(/adapter '\.\/broken\.mjs' .* failed to load: .*muster-dependency-that-is-missing/);
+  });
+
+  it('an adapter whose factory throws (an Error, a string) fails with MUSTER_ADAPTER_START naming the adapter, the section and the cause; ports made before it are closed', async () => {
+    let closed = 0;
+    const lockOk = defineAdapter({
+      name: 'lock-ok',
+      options: s.object({}),
+      lock: () => ({ close: async () => void closed++ }) as unknown as Lock,
+    });
+    for (const thrown of [new Error('connect ECONNREFUSED 127.0.0.1:1'), 'a string']) {
+      const throws = defineAdapter({
+        name: 'throws',
+        options: s.object({}),
+        heartbeat: () => {
+          throw thrown;
+        },
+      });
+      const config = file('throws.yaml', 'lock: { adapter: lock-ok }\nheartbeat:\n  adapter: throws\n');
+      const error = await createMuster(config, { adapters: { 'lock-ok': lockOk, throws } }).catch((e: unknown) => e);
+      expect(MusterError.is(error, 'MUSTER_ADAPTER_START')).toBe(true);
+      expect((error as Error).message).toMatch(
+        /throws\.yaml:3:\d+: heartbeat\.adapter: adapter 'throws' failed to create the heartbeat port: (connect ECONNREFUSED|a string)/,
+      );
+      expect((error as Error).cause).toBe(thrown);
+    }
+    expect(closed).toBe(2);
   });
 
   it('a module that is not an adapter is refused', async () => {

@@ -25,6 +25,8 @@ export interface CheckedPort {
   readonly adapter: DefinedAdapter;
   readonly options: unknown;
   readonly context: AdapterContext;
+  /** Where the config selects the adapter (`file:line:col: lock.adapter`), for errors of its start. */
+  readonly where: string;
 }
 
 export interface CheckedConfig {
@@ -94,7 +96,7 @@ export async function checkConfig(input: string | URL | MusterConfig | ConfigSou
     };
     const found = await adapter.check?.(port, adapterOptions, context);
     if (port === 'discovery') selfId = found?.selfId;
-    ports.push({ port, specifier: section.adapter, adapter, options: adapterOptions, context });
+    ports.push({ port, specifier: section.adapter, adapter, options: adapterOptions, context, where: describe(config, [port, 'adapter']) });
   }
   return { source: config, ports, selfId };
 }

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { PortNotConfiguredError } from '../errors.js';
+import { AdapterStartError, MusterError, PortNotConfiguredError } from '../errors.js';
 import type { Discovery } from '../ports/discovery.js';
 import type { HeartbeatStore } from '../ports/heartbeat.js';
 import type { Lock } from '../ports/lock.js';
@@ -93,9 +93,17 @@ export async function createMuster(input: string | URL | MusterConfig | ConfigSo
   const adapters: Partial<Record<PortName, string>> = {};
   const contributions: AdapterContribution[] = [];
   try {
-    for (const { port, adapter, options: adapterOptions, context } of checked) {
+    for (const { port, specifier, adapter, options: adapterOptions, context, where } of checked) {
       const factory = adapter[port] as (o: unknown, c: AdapterContext) => PortTypes[typeof port] | Promise<PortTypes[typeof port]>;
-      const instance = await factory(adapterOptions, context);
+      const instance = await Promise.resolve()
+        .then(() => factory(adapterOptions, context))
+        .catch((error: unknown) => {
+          if (MusterError.is(error)) throw error;
+          const reason = error instanceof Error ? error.message : String(error);
+          throw new AdapterStartError(specifier, `${where}: adapter '${specifier}' failed to create the ${port} port: ${reason}`, {
+            cause: error,
+          });
+        });
       (ports as Record<PortName, unknown>)[port] = instance;
       order.push(port);
       adapters[port] = adapter.name;
