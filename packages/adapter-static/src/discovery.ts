@@ -13,6 +13,8 @@ export interface StaticDiscoveryOptions {
   readonly file?: string;
   readonly baseDir: string;
   readonly self?: Endpoint;
+  /** With `file`: this process's member id; `self` is its entry as the file was last read. */
+  readonly selfId?: string;
   /** How long to let a burst of file writes settle before re-reading (ms). */
   readonly settle?: number;
 }
@@ -25,17 +27,33 @@ export interface StaticDiscoveryOptions {
  */
 export class StaticDiscoveryBackend implements DiscoveryBackend {
   readonly name = 'static';
-  readonly self: Endpoint | undefined;
+  #self: Endpoint | undefined;
   readonly #options: StaticDiscoveryOptions;
 
   constructor(options: StaticDiscoveryOptions) {
     this.#options = options;
-    this.self = options.self;
+    this.#self = options.self;
+  }
+
+  get self(): Endpoint | undefined {
+    return this.#self;
+  }
+
+  /** With a file and a self id: reads the file once, so `self` is known before the first list or watch. */
+  async start(): Promise<void> {
+    if (this.#options.file && this.#options.selfId !== undefined) await this.#readFile(this.#options.file);
+  }
+
+  async #readFile(file: string): Promise<Endpoint[]> {
+    const endpoints = await readMembersFile(file, this.#options.baseDir);
+    const selfId = this.#options.selfId;
+    if (selfId !== undefined) this.#self = endpoints.find((e) => e.id === selfId) ?? this.#self;
+    return endpoints;
   }
 
   async #read(service: string): Promise<Endpoint[]> {
     if (this.#options.service !== undefined && service !== this.#options.service) return [];
-    if (this.#options.file) return readMembersFile(this.#options.file, this.#options.baseDir);
+    if (this.#options.file) return this.#readFile(this.#options.file);
     return [...(this.#options.members ?? [])];
   }
 

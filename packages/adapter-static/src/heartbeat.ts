@@ -9,6 +9,9 @@ interface Table {
 
 const tables = new Map<string, Table>();
 
+/** A record's copy (its payload is JSON by contract), so neither the writer nor a reader shares the stored object. */
+const copy = <T>(record: T): T => JSON.parse(JSON.stringify(record)) as T;
+
 function table(scope: string): Table {
   let t = tables.get(scope);
   if (!t) tables.set(scope, (t = { records: new Map(), version: 0, listeners: new Set() }));
@@ -32,16 +35,18 @@ export class StaticHeartbeatBackend implements HeartbeatBackend {
     // One table in one process: the check and the write are atomic without a version compare.
     if (old && !takeover && old.incarnation !== record.incarnation)
       throw new SupersededError(record.memberId, record.incarnation, old.incarnation);
-    this.#table.records.set(record.memberId, { ...record, version: String(++this.#table.version) });
+    // A copy: the caller may change its payload object after the beat (and readers get copies).
+    this.#table.records.set(record.memberId, { ...copy(record), version: String(++this.#table.version) });
     this.#changed();
   }
 
   async read(memberId: string): Promise<HeartbeatRecord | undefined> {
-    return this.#table.records.get(memberId);
+    const record = this.#table.records.get(memberId);
+    return record && copy(record);
   }
 
   async list(group: string | undefined): Promise<HeartbeatRecord[]> {
-    return [...this.#table.records.values()].filter((r) => group === undefined || r.group === group);
+    return [...this.#table.records.values()].filter((r) => group === undefined || r.group === group).map(copy);
   }
 
   async remove(memberId: string): Promise<void> {

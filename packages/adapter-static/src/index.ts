@@ -49,19 +49,22 @@ export default defineAdapter({
     const self = findSelf(members, options.self, context.describe(['self']));
     return self ? { selfId: self.id } : undefined;
   },
-  discovery(options, context) {
+  async discovery(options, context) {
     if (options.members && options.file) {
       throw new InvalidArgumentError(`${context.describe([])}: give either members or file, not both`);
     }
     const members = options.members ?? [];
     const self = options.file ? undefined : findSelf(members, options.self, context.describe(['self']));
+    const selfId = options.file ? selfInFile(options.self, context.describe(['self']))?.selfId : undefined;
     const backend = new StaticDiscoveryBackend({
       ...(options.service !== undefined ? { service: options.service } : {}),
       members: toEndpoints(members, duplicateAt(context)),
       ...(options.file !== undefined ? { file: options.file } : {}),
       baseDir: context.configDir,
       ...(self ? { self } : {}),
+      ...(selfId !== undefined ? { selfId } : {}),
     });
+    await backend.start();
     return createDiscovery(backend);
   },
   lock(options, context) {
