@@ -16,7 +16,15 @@ describe('@muster/core entries', () => {
       [
         ...['createMuster', 'Muster', 'loadConfig', 'ConfigSource', 'checkConfig', 'redactSecrets'],
         ...['LeaderElector', 'debounceDiscovery', 'FencedResource', 'StaleTokenError', 'systemClock'],
-        ...['MusterError', 'ConfigError', 'AdapterNotFoundError', 'AdapterLoadError', 'AdapterInvalidError', 'AdapterVersionError'],
+        ...[
+          'MusterError',
+          'ConfigError',
+          'AdapterNotFoundError',
+          'AdapterLoadError',
+          'AdapterInvalidError',
+          'AdapterVersionError',
+          'AdapterStartError',
+        ],
         ...['PortNotConfiguredError', 'LockLostError', 'TimeoutError', 'AbortError', 'ClosedError', 'BackendError'],
         ...['PayloadTooLargeError', 'SupersededError', 'InvalidArgumentError'],
       ].sort(),

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, createMuster, MusterError, type Discovery, type DiscoveryEvent, type Lock, type Muster } from '../src/index.js';
@@ -187,6 +187,32 @@ describe('adapter resolution', () => {
     const error = await createMuster({ lock: { adapter: 'muster-adapter-nonexistent' } }).catch((e: unknown) => e);
     expect(MusterError.is(error, 'MUSTER_ADAPTER_NOT_FOUND')).toBe(true);
     expect((error as Error).message).toMatch(/package muster-adapter-nonexistent is not installed.*static, kubernetes, consul/);
+  });
+
+  it('a package in the node_modules of the config folder wins, and an ESM-only one (exports with import only) is found', async () => {
+    const app = join(dir, 'esm-app');
+    const adapterModule = (name: string) =>
+      `export default { [Symbol.for('muster.adapter')]: true, name: '${name}', provides: ['lock'], options: { parse: (v) => v ?? {}, jsonSchema: () => ({}) }, lock: () => ({ close: async () => {} }) };\n`;
+    const install = (pkg: string, name: string) => {
+      const root = join(app, 'node_modules', pkg);
+      mkdirSync(join(root, 'dist'), { recursive: true });
+      writeFileSync(
+        join(root, 'package.json'),
+        JSON.stringify({ name: pkg, type: 'module', exports: { '.': { import: './dist/index.js' } } }),
+      );
+      writeFileSync(join(root, 'dist/index.js'), adapterModule(name));
+    };
+    install('muster-adapter-esm-only', 'esm-only');
+    install('@muster/adapter-static', 'the-app-s-own-static');
+    const config = join(app, 'muster.yaml');
+    writeFileSync(config, 'lock: { adapter: muster-adapter-esm-only }\n');
+    const esm = await createMuster(config);
+    opened.push(esm);
+    expect(esm.adapters).toEqual({ lock: 'esm-only' });
+    writeFileSync(config, 'lock: { adapter: static }\n');
+    const own = await createMuster(config);
+    opened.push(own);
+    expect(own.adapters).toEqual({ lock: 'the-app-s-own-static' });
   });
 
   it('a missing adapter file is named', async () => {

@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
-import { isAbsolute, join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AdapterInvalidError, AdapterLoadError, AdapterNotFoundError } from '../errors.js';
 import { isAdapter, type DefinedAdapter } from './adapter.js';
@@ -23,8 +23,8 @@ function notInstalled(specifier: string, pkg: string, cause: unknown): AdapterNo
 
 /**
  * Imports the adapter a config names: a built-in name, an npm package (resolved from the
- * config's folder first, so an application's own dependencies are found), or a file path
- * relative to the config. Nothing else is imported.
+ * config's folder first, so an application's own dependencies win, then beside Muster), or a file
+ * path relative to the config. Nothing else is imported.
  */
 export async function importAdapter(specifier: string, baseDir: string): Promise<DefinedAdapter> {
   const pkg = builtinAdapters[specifier] ?? specifier;
@@ -40,15 +40,10 @@ export async function importAdapter(specifier: string, baseDir: string): Promise
         `adapter '${specifier}' is neither a built-in (${Object.keys(builtinAdapters).join(', ')}), an npm package name, nor a path starting with ./`,
       );
     }
-    try {
-      module = await load(specifier, pkg, pkg);
-    } catch (error) {
-      // Not beside Muster: look in the node_modules of the config's own folder.
-      const local = AdapterNotFoundError.is(error, 'MUSTER_ADAPTER_NOT_FOUND') ? resolveFrom(pkg, baseDir) : undefined;
-      if (!local) throw error;
-      where = local;
-      module = await load(specifier, local, pkg);
-    }
+    // The application's own node_modules first (beside its config), then Muster's.
+    const local = resolveFrom(pkg, baseDir);
+    if (local) where = local;
+    module = await load(specifier, local ?? pkg, pkg);
   }
   const definition = module.default;
   if (!isAdapter(definition)) {
@@ -77,10 +72,59 @@ async function load(specifier: string, url: string, pkg: string): Promise<{ defa
   }
 }
 
+/**
+ * The file URL `pkg` names in the nearest node_modules at or above `baseDir`, resolved as an
+ * `import` would (the `exports` conditions node, import, default; else `main`, else index.js);
+ * undefined when no such folder has it. require.resolve would not do: it reads the require
+ * conditions, so a package that exports only `import` looked not installed.
+ */
 function resolveFrom(pkg: string, baseDir: string): string | undefined {
+  const [name, subpath] = splitPackage(pkg);
+  for (let dir = resolve(baseDir); ; dir = dirname(dir)) {
+    const root = join(dir, 'node_modules', name);
+    const manifest = readManifest(join(root, 'package.json'));
+    if (manifest) {
+      const target =
+        manifest.exports !== undefined ? exported(manifest.exports, subpath) : subpath === '.' ? (manifest.main ?? 'index.js') : subpath;
+      return target === undefined ? undefined : pathToFileURL(join(root, target)).href;
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/** `@scope/name/sub` → [`@scope/name`, `./sub`]; `name` → [`name`, `.`]. */
+function splitPackage(pkg: string): [string, string] {
+  const parts = pkg.split('/');
+  const size = pkg.startsWith('@') ? 2 : 1;
+  const rest = parts.slice(size).join('/');
+  return [parts.slice(0, size).join('/'), rest ? `./${rest}` : '.'];
+}
+
+function readManifest(path: string): { exports?: unknown; main?: string } | undefined {
   try {
-    return pathToFileURL(createRequire(join(baseDir, 'noop.js')).resolve(pkg)).href;
+    return JSON.parse(readFileSync(path, 'utf8')) as { exports?: unknown; main?: string };
   } catch {
     return undefined;
   }
+}
+
+/** The target `exports` gives `subpath` under the import conditions (no patterns: adapters export their entry). */
+function exported(exports: unknown, subpath: string): string | undefined {
+  const keyed =
+    typeof exports === 'object' && exports !== null && !Array.isArray(exports) && Object.keys(exports).some((k) => k.startsWith('.'));
+  const entry = keyed ? (exports as Record<string, unknown>)[subpath] : subpath === '.' ? exports : undefined;
+  return conditional(entry);
+}
+
+function conditional(entry: unknown): string | undefined {
+  if (typeof entry === 'string') return entry;
+  if (Array.isArray(entry)) return entry.map(conditional).find((t) => t !== undefined);
+  if (typeof entry !== 'object' || entry === null) return undefined;
+  for (const [condition, value] of Object.entries(entry)) {
+    if (condition === 'node' || condition === 'import' || condition === 'default') {
+      const target = conditional(value);
+      if (target !== undefined) return target;
+    }
+  }
+  return undefined;
 }
