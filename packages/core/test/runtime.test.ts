@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { ConfigError, createMuster, MusterError, type Discovery, type DiscoveryEvent, type Lock, type Muster } from '../src/index.js';
 import { defineAdapter, EventChannel, s } from '../src/adapter.js';
 
@@ -213,6 +213,20 @@ describe('adapter resolution', () => {
     const own = await createMuster(config);
     opened.push(own);
     expect(own.adapters).toEqual({ lock: 'the-app-s-own-static' });
+  });
+
+  it('a relative file: URL names a file beside the config; a config URL that is not file: is a ConfigError', async () => {
+    const adapter = file(
+      'rel-url.mjs',
+      `export default { [Symbol.for('muster.adapter')]: true, name: 'rel-url', provides: ['lock'], options: { parse: (v) => v ?? {}, jsonSchema: () => ({}) }, lock: () => ({ close: async () => {} }) };\n`,
+    );
+    const muster = await createMuster(file('rel-url.yaml', `lock: { adapter: "file:./${basename(adapter)}" }\n`));
+    opened.push(muster);
+    expect(muster.adapters).toEqual({ lock: 'rel-url' });
+    await expect(createMuster(new URL('http://example.com/muster.yaml'))).rejects.toMatchObject({
+      code: 'MUSTER_CONFIG',
+      message: expect.stringContaining('a config URL must be a file: URL, got http:'),
+    });
   });
 
   it('a missing adapter file is named', async () => {

@@ -100,6 +100,9 @@ export async function loadConfig(input: string | URL | MusterConfig | ConfigSour
     }
     return new ConfigSource({ ...input }, { dir: cwd });
   }
+  if (input instanceof URL && input.protocol !== 'file:') {
+    throw new ConfigError('', `a config URL must be a file: URL, got ${input.protocol} (${input.href})`);
+  }
   const file = input instanceof URL ? fileURLToPath(input) : resolve(cwd, input);
   let text: string;
   try {

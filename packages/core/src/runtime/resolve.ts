@@ -31,7 +31,10 @@ export async function importAdapter(specifier: string, baseDir: string): Promise
   let module: { default?: unknown };
   let where = pkg;
   if (isPath(pkg)) {
-    where = pkg.startsWith('file:') ? pkg : pathToFileURL(resolve(baseDir, pkg)).href;
+    // A file: URL may be relative too (file:./x.mjs): to the config's folder, as a path is.
+    where = pkg.startsWith('file:')
+      ? new URL(pkg, pathToFileURL(join(resolve(baseDir), '/'))).href
+      : pathToFileURL(resolve(baseDir, pkg)).href;
     module = await load(specifier, where, pkg);
   } else {
     if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(\/[\w.-]+)*$/i.test(pkg)) {
