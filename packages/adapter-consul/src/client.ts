@@ -353,6 +353,32 @@ function parseBody(text: string): unknown {
   }
 }
 
+/**
+ * A member id or lock name that becomes part of a KV key, checked. Keys travel in request URLs: a
+ * '.' or '..' part is resolved away on the way (remove('../locks/x') deleted a lock key) and an empty
+ * part ('//', a leading or trailing '/') gets HTTP 307 from Consul. Refused rather than encoded into
+ * one segment: encoding would move the key of every name with a '/' that works today, and two
+ * versions in one rolling upgrade would then take one lock under two different keys.
+ */
+export function checkKeyName(what: string, name: string): string {
+  if (name.split('/').some((part) => part === '' || part === '.' || part === '..')) {
+    throw new InvalidArgumentError(
+      `${what} ${JSON.stringify(name)}: Consul keys are reached by URL, so every '/'-separated part must be non-empty and neither '.' nor '..' (no leading, trailing or double '/')`,
+    );
+  }
+  return name;
+}
+
+/** A service name or id that is one URL path segment, checked: '.' and '..' are resolved away in a URL. */
+export function checkPathSegment(what: string, value: string): string {
+  if (value === '' || value === '.' || value === '..') {
+    throw new InvalidArgumentError(
+      `${what} ${JSON.stringify(value)}: must be non-empty and neither '.' nor '..' (Consul's API takes it in a URL path)`,
+    );
+  }
+  return value;
+}
+
 /** Path segment for a KV key or an id: each part encoded, slashes kept. */
 export function keyPath(key: string): string {
   return key.split('/').map(encodeURIComponent).join('/');

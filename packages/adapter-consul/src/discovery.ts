@@ -1,4 +1,4 @@
-import { BackendError, InvalidArgumentError, type Discovery, type Endpoint, type Registration } from '@muster/core';
+import { BackendError, type Discovery, type Endpoint, type Registration } from '@muster/core';
 import {
   createDiscovery,
   type DiscoveryBackend,
@@ -7,7 +7,7 @@ import {
   type RegistrationBackend,
 } from '@muster/core/adapter';
 import { blockingViews } from './blocking.js';
-import type { ConsulClient, ConsulResponse } from './client.js';
+import { checkPathSegment, type ConsulClient, type ConsulResponse } from './client.js';
 import { toEndpoints, toServiceDefinition, type HealthEntry } from './health.js';
 
 export interface ConsulDiscoveryOptions {
@@ -76,8 +76,7 @@ export class ConsulDiscoveryBackend implements DiscoveryBackend {
   }
 
   #query(service: string, signal: AbortSignal, index?: bigint, wait?: number): Promise<ConsulResponse<HealthEntry[]>> {
-    if (!service) throw new InvalidArgumentError('service name must not be empty');
-    return this.#client.get<HealthEntry[]>(`/v1/health/service/${encodeURIComponent(service)}`, {
+    return this.#client.get<HealthEntry[]>(`/v1/health/service/${encodeURIComponent(checkPathSegment('service name', service))}`, {
       query: { passing: this.#options.health === 'passing' },
       signal,
       ...(index !== undefined ? { index, wait: wait ?? this.#options.watchWait } : {}),

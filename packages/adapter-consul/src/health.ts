@@ -4,6 +4,7 @@
  */
 import { InvalidArgumentError, type Endpoint, type Registration } from '@muster/core';
 import { byId } from '@muster/core/adapter';
+import { checkPathSegment } from './client.js';
 
 /** One element of `/v1/health/service/<name>`, the fields we read. */
 export interface HealthEntry {
@@ -85,7 +86,9 @@ export function toServiceDefinition(
       );
     }
   }
-  if (!self.service || !self.id) throw new InvalidArgumentError('register(): service and id must be non-empty');
+  // The id goes into the deregister URL, the name into the one list() and watch() read.
+  checkPathSegment('register(): service', self.service);
+  checkPathSegment('register(): service id', self.id);
   return {
     ID: self.id,
     Name: self.service,

@@ -1,6 +1,6 @@
 import { BackendError, SupersededError, type JsonValue } from '@muster/core';
 import type { HeartbeatBackend, HeartbeatRecord } from '@muster/core/adapter';
-import { keyPath, type ConsulClient } from './client.js';
+import { checkKeyName, keyPath, type ConsulClient } from './client.js';
 import { createSession, destroySession, renewSession } from './session.js';
 import { blockingViews } from './blocking.js';
 
@@ -91,7 +91,7 @@ export class ConsulHeartbeatBackend implements HeartbeatBackend {
   }
 
   #key(memberId: string): string {
-    return `${this.#prefix}${memberId}`;
+    return `${this.#prefix}${checkKeyName('member id', memberId)}`;
   }
 
   #sessionTtl(ttl: number): number {

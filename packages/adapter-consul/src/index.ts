@@ -5,6 +5,9 @@ import { consulDiscovery } from './discovery.js';
 import { ConsulHeartbeatBackend } from './heartbeat.js';
 import { ConsulLockBackend } from './lock.js';
 
+/** See the maxPayloadBytes option. */
+const maxPayloadBytes = 256 * 1024;
+
 const optionsSchema = s.object({
   /** `host:port` or an http(s) URL of the local agent's HTTP API; else CONSUL_HTTP_ADDR, else 127.0.0.1:8500. */
   address: s.optional(s.string({ minLength: 1 })),
@@ -38,7 +41,13 @@ const optionsSchema = s.object({
   sessionBehavior: s.withDefault(s.literal('release', 'delete'), 'release'),
   /** Consul's lock-delay after a holder dies (adds to failover; see lock.ts). */
   lockDelay: s.withDefault(s.duration(), 15_000),
-  maxPayloadBytes: s.withDefault(s.integer({ min: 1, max: 512 * 1024 }), 4096),
+  /**
+   * Largest heartbeat payload (bytes of JSON). A beat is one transaction whose body carries the
+   * payload base64-encoded (4/3 of it) inside the stored record, and Consul refuses a body over its
+   * txn_max_req_len (512 KiB): payloads from about 380 KB got HTTP 413. 256 KiB leaves the rest of
+   * the body ample room for the key, member id, group and incarnation.
+   */
+  maxPayloadBytes: s.withDefault(s.integer({ min: 1, max: maxPayloadBytes }), 4096),
   /** A member that stopped beating is deleted after this many ttls (stale until then). */
   removeAfterTtls: s.withDefault(s.integer({ min: 2 }), 6),
   health: s.withDefault(s.literal('all', 'passing'), 'all'),

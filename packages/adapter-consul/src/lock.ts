@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { InvalidArgumentError, LockLostError, systemClock, type Clock } from '@muster/core';
+import { LockLostError, systemClock, type Clock } from '@muster/core';
 import {
   fencingTokenFloor,
   nextFencingToken,
@@ -10,7 +10,7 @@ import {
   type LeaseGrant,
   type LockBackend,
 } from '@muster/core/adapter';
-import { keyPath, type ConsulClient } from './client.js';
+import { checkKeyName, keyPath, type ConsulClient } from './client.js';
 import { createSession, destroySession, renewSession, type SessionBehavior } from './session.js';
 
 export interface ConsulLockOptions {
@@ -98,10 +98,7 @@ export class ConsulLockBackend implements LockBackend {
   }
 
   #key(name: string): string {
-    if (!name || name.startsWith('/') || name.endsWith('/')) {
-      throw new InvalidArgumentError(`lock name ${JSON.stringify(name)}: must be non-empty and not start or end with '/'`);
-    }
-    return `${this.#options.keyPrefix}locks/${name}`;
+    return `${this.#options.keyPrefix}locks/${checkKeyName('lock name', name)}`;
   }
 
   #fenceKey(name: string): string {

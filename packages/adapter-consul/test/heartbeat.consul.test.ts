@@ -70,4 +70,19 @@ type MemberEvent = Extract<HeartbeatEvent, { member: unknown }>;
     await watch.return?.();
     await writer.remove(id);
   }, 20_000);
+
+  test('the largest payload maxPayloadBytes allows fits in the transaction', async () => {
+    // The beat's body carries the payload base64-encoded, and Consul refuses a body over 512 KiB.
+    const refused = await store({ maxPayloadBytes: 2 ** 40 }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'MUSTER_CONFIG' });
+    const limit = Number(/at most (\d+)/.exec((refused as Error).message)?.[1]);
+    expect(limit).toBeGreaterThanOrEqual(64 * 1024);
+    const writer = await store({ maxPayloadBytes: limit });
+    const id = `${uniqueName('big')}-${'m'.repeat(200)}`;
+    const payload = 'x'.repeat(limit - 2); // limit bytes of JSON with its quotes
+    await writer.beat(id, payload, { ttl: 10_000, group: 'g'.repeat(63) });
+    expect((await writer.get(id))?.payload).toBe(payload);
+    await expect(writer.beat(id, `${payload}x`, { ttl: 10_000 })).rejects.toMatchObject({ code: 'MUSTER_PAYLOAD_TOO_LARGE' });
+    await writer.remove(id);
+  }, 20_000);
 });

@@ -1,8 +1,16 @@
 import { systemClock, type Clock, type Discovery, type Endpoint } from '@muster/core';
-import { createDiscovery, type DiscoveryBackend, type DiscoveryBackoff, type DiscoveryCallOptions } from '@muster/core/adapter';
+import {
+  createDiscovery,
+  type DiscoveryBackend,
+  type DiscoveryBackoff,
+  type DiscoveryCallOptions,
+  type DiscoveryView,
+} from '@muster/core/adapter';
 import { endpointSlices, isGone, type KubeClient } from './client.js';
 import {
   mergeCandidates,
+  missingPortError,
+  portsWithoutSelected,
   serviceNameLabel,
   sliceCandidates,
   type Candidate,
@@ -76,18 +84,31 @@ export class EndpointSliceBackend implements DiscoveryBackend {
     const { items } = await this.#client.list<EndpointSliceObject>(endpointSlices, { labelSelector: this.#selector(service), signal });
     const endpoints = mergeCandidates(items.map((slice) => sliceCandidates(slice, this.#selection)));
     this.#noteSelf((pod) => endpoints.find((e) => e.id === pod || e.metadata.pod === pod));
+    const lacking = items.map((slice) => portsWithoutSelected(slice, this.#selection)).filter((p) => p !== undefined);
+    if (endpoints.length === 0 && lacking.length > 0) throw missingPortError(service, this.#selection.port!, lacking);
     return endpoints;
   }
 
-  async *views(service: string, { signal }: DiscoveryCallOptions): AsyncGenerator<readonly Endpoint[]> {
+  async *views(service: string, { signal }: DiscoveryCallOptions): AsyncGenerator<DiscoveryView> {
     const labelSelector = this.#selector(service);
     // Slice by slice, so one watch event costs the size of its slice (see ServiceEndpoints).
     const state = new ServiceEndpoints();
+    /** Slices with endpoints but without the named port, with the ports they have. */
+    const lacking = new Map<string, string[]>();
+    const note = (name: string, slice: EndpointSliceObject | undefined) => {
+      const ports = slice && portsWithoutSelected(slice, this.#selection);
+      if (ports) lacking.set(name, ports);
+      else lacking.delete(name);
+      return slice && sliceCandidates(slice, this.#selection);
+    };
     // Core diffs the views, so ServiceEndpoints' own events are not needed: a relist (thousands of
     // changes) is applied silently, in one sort; a watch event incrementally, in one array copy per change.
-    const apply = (changes: Iterable<readonly [string, readonly Candidate[] | undefined]>, relist = false) => {
+    const apply = (changes: Iterable<readonly [string, readonly Candidate[] | undefined]>, relist = false): DiscoveryView => {
       state.update(changes, { silent: relist });
       this.#noteSelf((pod) => state.get(pod));
+      // Endpoints exist, only not on the named port: an error (degraded, or the first view failing), never an empty view.
+      if (state.endpoints.length === 0 && lacking.size > 0)
+        return { error: missingPortError(service, this.#selection.port!, lacking.values()) };
       return state.endpoints;
     };
     while (!signal.aborted) {
@@ -95,7 +116,8 @@ export class EndpointSliceBackend implements DiscoveryBackend {
       // A relist is one change: slices gone since, and every listed slice as it is now.
       const listed = new Map<string, readonly Candidate[] | undefined>();
       for (const name of state.sliceNames) listed.set(name, undefined);
-      for (const slice of list.items) listed.set(slice.metadata?.name ?? '', sliceCandidates(slice, this.#selection));
+      lacking.clear();
+      for (const slice of list.items) listed.set(slice.metadata?.name ?? '', note(slice.metadata?.name ?? '', slice));
       yield apply(listed, true);
       let resourceVersion = list.resourceVersion;
       const resyncAt = this.#clock.now() + this.#resync;
@@ -111,7 +133,7 @@ export class EndpointSliceBackend implements DiscoveryBackend {
             resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
             if (event.type === 'BOOKMARK') continue;
             const name = event.object.metadata?.name ?? '';
-            yield apply([[name, event.type === 'DELETED' ? undefined : sliceCandidates(event.object, this.#selection)]]);
+            yield apply([[name, note(name, event.type === 'DELETED' ? undefined : event.object)]]);
           }
         }
       } catch (error) {

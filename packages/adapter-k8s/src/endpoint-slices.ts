@@ -6,7 +6,7 @@
  * slices and de-duplicated by address. Readiness follows the EndpointSlice API rules: a missing
  * `ready` means ready, a missing `serving` defers to ready, a missing `terminating` means false.
  */
-import type { Endpoint } from '@muster/core';
+import { InvalidArgumentError, type Endpoint } from '@muster/core';
 import { byId } from '@muster/core/adapter';
 import type { KubeObject } from './client.js';
 
@@ -115,6 +115,27 @@ export function mergeCandidates(perSlice: Iterable<readonly Candidate[]>): Endpo
     endpoints.push(c.pod && addressesOfPod.get(c.pod)! > 1 ? { ...c.endpoint, id: `${c.pod}/${c.endpoint.address}` } : c.endpoint);
   }
   return endpoints.sort(byId);
+}
+
+/**
+ * The port names of a slice that has endpoints but lacks the named port; undefined when it has
+ * that port, has no endpoint, or no port is named. Its endpoints are left out (see sliceCandidates).
+ */
+export function portsWithoutSelected(slice: EndpointSliceObject, selection: SliceSelection): string[] | undefined {
+  if (selection.port === undefined || !slice.endpoints?.some((e) => e.addresses?.length)) return undefined;
+  const names = Object.keys(slicePorts(slice, selection).ports);
+  return names.includes(selection.port) ? undefined : names;
+}
+
+/**
+ * Why a Service with endpoints shows none: no slice that has them has the named port (a misspelt
+ * `port:`). Only a Service without endpoints may read as empty, so this is an error, not a view.
+ */
+export function missingPortError(service: string, port: string, offered: Iterable<readonly string[]>): InvalidArgumentError {
+  const names = [...new Set([...offered].flat())].sort().map((n) => (n === '' ? '(unnamed)' : `'${n}'`));
+  return new InvalidArgumentError(
+    `Service '${service}' has endpoints, but none of its EndpointSlices has a port named '${port}' (they have ${names.join(', ') || 'no ports'}): set the kubernetes discovery option port to one of those`,
+  );
 }
 
 export function endpointsFromSlices(slices: Iterable<EndpointSliceObject>, selection: SliceSelection = {}): Endpoint[] {

@@ -62,6 +62,17 @@ export class LeaseHeartbeatBackend implements HeartbeatBackend {
     return group === undefined ? groupLabel : `${groupLabel}=${checkGroup(group)}`;
   }
 
+  /**
+   * The record of a Lease this store writes, else undefined. The label selector finds every store's
+   * heartbeat Leases in the namespace; the name tells ours apart: it is leaseName() of the member it
+   * carries, exactly the Lease get() and remove() reach. Leases of older versions are named the same
+   * way, so they stay visible without a migration.
+   */
+  #ours(lease: LeaseObject): HeartbeatRecord | undefined {
+    const record = toRecord(lease);
+    return record && lease.metadata?.name === this.leaseName(record.memberId) ? record : undefined;
+  }
+
   async write(record: Omit<HeartbeatRecord, 'version'>, { signal, takeover }: { signal: AbortSignal; takeover: boolean }): Promise<void> {
     const name = this.leaseName(record.memberId);
     const now = Date.now();
@@ -142,7 +153,7 @@ export class LeaseHeartbeatBackend implements HeartbeatBackend {
 
   async list(group: string | undefined, { signal }: { signal: AbortSignal }): Promise<HeartbeatRecord[]> {
     const { items } = await this.#client.list<LeaseObject>(leases, { labelSelector: this.#selector(group), signal });
-    return items.map(toRecord).filter((r): r is HeartbeatRecord => r !== undefined);
+    return items.map((lease) => this.#ours(lease)).filter((r): r is HeartbeatRecord => r !== undefined);
   }
 
   /**
@@ -159,7 +170,7 @@ export class LeaseHeartbeatBackend implements HeartbeatBackend {
       const list = await this.#client.list<LeaseObject>(leases, { labelSelector, signal });
       byName.clear();
       for (const lease of list.items) {
-        const record = toRecord(lease);
+        const record = this.#ours(lease);
         if (record) byName.set(lease.metadata!.name!, record);
       }
       resourceVersion = list.resourceVersion;
@@ -178,7 +189,7 @@ export class LeaseHeartbeatBackend implements HeartbeatBackend {
           resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
           if (event.type === 'BOOKMARK') continue;
           const name = event.object.metadata?.name ?? '';
-          const record = event.type === 'DELETED' ? undefined : toRecord(event.object);
+          const record = event.type === 'DELETED' ? undefined : this.#ours(event.object);
           if (record) byName.set(name, record);
           else byName.delete(name);
           yield view();
