@@ -1,4 +1,5 @@
 import type { Discovery, Endpoint, HeartbeatStore, MemberHeartbeat } from '@muster/core';
+import { backoffDelay, sleep } from '@muster/core/adapter';
 import type { ProxyConfig } from '../config.js';
 import type { Event } from '../protocol/event.js';
 import type { MembershipOptions, SelfIdentity } from '../virtual/membership.js';
@@ -104,8 +105,8 @@ export class MembershipService {
     }
     await this.#reconcile();
     this.#tracker.flush();
-    this.#loops.push(this.#watchDiscovery());
-    if (heartbeat) this.#loops.push(this.#watchHeartbeats(heartbeat));
+    this.#loops.push(this.#keepWatching(() => this.#watchDiscovery()));
+    if (heartbeat) this.#loops.push(this.#keepWatching(() => this.#watchHeartbeats(heartbeat)));
     this.#every(config.heartbeat.interval, () => this.beat());
     this.#every(config.events.reconcile, () => this.#reconcile());
   }
@@ -183,6 +184,18 @@ export class MembershipService {
   selfChanged(): void {
     this.#tracker.setSelf(this.#options.self());
     this.#tracker.flush();
+  }
+
+  /**
+   * Runs a watch again when it ends: a watch fails for good on an error retrying cannot fix before
+   * its first view (an RBAC rule or an ACL token not in place yet), which an operator then fixes
+   * while this process runs. Each failure is reported; the periodic reconcile bridges the gap.
+   */
+  async #keepWatching(watch: () => Promise<void>): Promise<void> {
+    for (let attempt = 0; !this.#stop.signal.aborted; attempt++) {
+      await watch();
+      await sleep(backoffDelay(attempt, 1000, 30_000), this.#stop.signal).catch(() => undefined);
+    }
   }
 
   async #watchDiscovery(): Promise<void> {
