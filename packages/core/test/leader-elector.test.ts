@@ -139,6 +139,68 @@ describe('LeaderElector', () => {
     expect(demoted).toBe(true);
   });
 
+  it('resign tells onDemoted and waits for it before giving the lease up: the next leader starts after the work stopped', async () => {
+    const scope = `handover-${Math.random()}`;
+    const [a, b] = [
+      new LeaderElector(newLock(scope), 'leader', { ttl: 60_000 }),
+      new LeaderElector(newLock(scope), 'leader', { ttl: 60_000 }),
+    ];
+    let working = false;
+    let overlap = false;
+    a.onElected(() => void (working = true));
+    a.onDemoted(async () => {
+      await new Promise((r) => setTimeout(r, 300)); // the README's stopAssigning(): drain what runs
+      working = false;
+    });
+    b.onElected(() => void (overlap ||= working));
+    const campaigns = [a.campaign()];
+    await until(() => a.isLeader);
+    campaigns.push(b.campaign());
+    await a.resign();
+    await until(() => b.isLeader, 2000);
+    expect(overlap).toBe(false);
+    await b.resign();
+    await Promise.all(campaigns);
+  });
+
+  it('close() awaited from inside a listener ends the campaign instead of waiting for itself', async () => {
+    for (const where of ['onElected', 'onDemoted'] as const) {
+      const elector = new LeaderElector(newLock(`reentrant-${Math.random()}`), 'leader', { ttl: 60_000 });
+      let closed = false;
+      const closeFromListener = async () => {
+        await elector.close();
+        closed = true;
+      };
+      if (where === 'onElected') elector.onElected(closeFromListener);
+      else elector.onDemoted(closeFromListener);
+      const campaign = elector.campaign();
+      await until(() => elector.isLeader || closed);
+      if (where === 'onDemoted') void elector.resign();
+      await until(() => closed, 3000);
+      await campaign;
+      expect({ where, leader: elector.isLeader }).toEqual({ where, leader: false });
+    }
+  });
+
+  it('an onElected listener that throws ends the term (the lease is given up, onDemoted told why) and the campaign goes on', async () => {
+    const scope = `crash-${Math.random()}`;
+    const crashing = new LeaderElector(newLock(scope), 'leader', { ttl: 60_000, cooldown: 60_000 });
+    const other = new LeaderElector(newLock(scope), 'leader', { ttl: 60_000 });
+    const reasons: unknown[] = [];
+    crashing.onElected(() => {
+      throw new Error('work crashed');
+    });
+    crashing.onDemoted((reason) => void reasons.push(reason));
+    const campaigns = [crashing.campaign()];
+    await until(() => reasons.length > 0);
+    campaigns.push(other.campaign());
+    await until(() => other.isLeader, 2000); // a 60 s ttl: only a release explains it
+    expect(crashing.isLeader).toBe(false);
+    expect((reasons[0] as Error).message).toBe('work crashed');
+    await Promise.all([crashing.resign(), other.resign()]);
+    await Promise.all(campaigns);
+  });
+
   it('the campaign promise resolves on abort of its signal', async () => {
     const controller = new AbortController();
     const elector = new LeaderElector(newLock(`abort-${Math.random()}`), 'leader', { signal: controller.signal, ttl: 1000 });

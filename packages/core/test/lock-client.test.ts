@@ -12,4 +12,17 @@ describe('createLock timing', () => {
     expect(lease.onLost.aborted).toBe(true);
     await lock.close();
   });
+
+  it('acquire refuses a wait that is NaN or negative (NaN compares false with every deadline: it waited for ever)', async () => {
+    const lock = createLock(new StaticLockBackend({ scope: `wait-${Math.random()}` }), { timing: { minTtl: 1 } });
+    const held = await lock.acquire('busy', { ttl: 60_000 });
+    for (const wait of [Number.NaN, -1]) {
+      await expect(lock.acquire('busy', { ttl: 60_000, wait })).rejects.toMatchObject({
+        code: 'MUSTER_INVALID_ARGUMENT',
+        message: expect.stringContaining(`got ${wait}`),
+      });
+    }
+    await held.release();
+    await lock.close();
+  });
 });

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { anySignal, sleep } from '../abort.js';
 import { ClosedError, LockLostError, MusterError } from '../errors.js';
 import type { Lease, Lock } from '../ports/lock.js';
@@ -11,6 +12,8 @@ export interface LeaderElectorOptions {
 }
 
 type Elected = (lease: Lease) => void | Promise<void>;
+/** The elector whose listener is running in this async context, if any. */
+const insideListener = new AsyncLocalStorage<LeaderElector>();
 type Demoted = (reason: unknown) => void | Promise<void>;
 
 /**
@@ -50,6 +53,8 @@ export class LeaderElector implements AsyncDisposable {
   /**
    * Called when a term starts. A listener may run the leader's work for the whole term: demotion is
    * reported (onDemoted) as the lease is lost even while it runs, and the next campaign waits for it.
+   * A listener that throws (or rejects) ends the term as a crash would: onDemoted is told the error,
+   * the lease is given up, and campaigning goes on after the cooldown.
    */
   onElected(listener: Elected): () => void {
     this.#elected.add(listener);
@@ -85,12 +90,22 @@ export class LeaderElector implements AsyncDisposable {
       // Not awaited before watching the term: a listener may run the leader's work for the whole
       // term (onElected(lease => startAssigning(lease))), and demotion must reach it as the lease
       // is lost, not after it returns. The next campaign waits for it, so terms never overlap.
-      const elected = this.#notify(this.#elected, lease);
-      const reason = await this.#termEnd(lease, signal);
+      // A listener that throws is the leader's work crashing: the term ends, as a crashed process's would.
+      const crashed = new AbortController();
+      const elected = this.#notify(this.#elected, lease, (error) => crashed.abort(error));
+      const reason = await this.#termEnd(lease, signal, crashed.signal);
       this.#lease = undefined;
       // A release that fails (the backend unreachable) must not keep onDemoted from its listeners.
-      await lease.release().catch((error: unknown) => this.#warn('releasing the lease failed', error));
-      await this.#notify(this.#demoted, reason);
+      const release = () => lease.release().catch((error: unknown) => this.#warn('releasing the lease failed', error));
+      if (lease.onLost.aborted) {
+        await release();
+        await this.#notify(this.#demoted, reason);
+      } else {
+        // Resigned, stopped or crashed while the lease is still ours: the work stops (onDemoted
+        // returns) before the lease is given up, so the next leader never starts beside it.
+        await this.#notify(this.#demoted, reason);
+        await release();
+      }
       await elected;
       if (this.#options.cooldown) await sleep(this.#options.cooldown, signal).catch(() => undefined);
     }
@@ -100,20 +115,24 @@ export class LeaderElector implements AsyncDisposable {
    * Resolves when the term ends: the lease is lost or campaigning stops. Both listeners go when it
    * does, since `signal` outlives every term (one left per term would grow without bound).
    */
-  #termEnd(lease: Lease, signal: AbortSignal): Promise<unknown> {
+  #termEnd(lease: Lease, signal: AbortSignal, crashed: AbortSignal): Promise<unknown> {
     return new Promise<unknown>((resolve) => {
       const lost = lease.onLost;
       const end = (reason: unknown) => {
         lost.removeEventListener('abort', onLost);
         signal.removeEventListener('abort', onStop);
+        crashed.removeEventListener('abort', onCrash);
         resolve(reason);
       };
       const onLost = () => end(lost.reason);
       const onStop = () => end(new LockLostError(this.name, 'resigned'));
+      const onCrash = () => end(crashed.reason);
       if (lost.aborted) return onLost();
+      if (crashed.aborted) return onCrash();
       if (signal.aborted) return onStop();
       lost.addEventListener('abort', onLost, { once: true });
       signal.addEventListener('abort', onStop, { once: true });
+      crashed.addEventListener('abort', onCrash, { once: true });
     });
   }
 
@@ -121,14 +140,16 @@ export class LeaderElector implements AsyncDisposable {
    * Calls every listener at once (one may run the leader's work for the whole term, and the next
    * must not wait for it to return) and resolves when all have returned.
    */
-  async #notify<A>(listeners: Set<(a: A) => void | Promise<void>>, arg: A): Promise<void> {
+  async #notify<A>(listeners: Set<(a: A) => void | Promise<void>>, arg: A, onError?: (error: unknown) => void): Promise<void> {
     await Promise.all(
       [...listeners].map(async (listener) => {
         try {
-          await listener(arg);
+          // Marked, so that resign()/close() awaited from inside a listener does not wait for the listener itself.
+          await insideListener.run(this, () => listener(arg));
         } catch (error) {
           // A listener's failure must not stop the election; report it where it can be seen.
           this.#warn('a listener threw', error);
+          onError?.(error);
         }
       }),
     );
@@ -138,9 +159,15 @@ export class LeaderElector implements AsyncDisposable {
     process.emitWarning(`LeaderElector '${this.name}': ${what}: ${(error as Error)?.message ?? String(error)}`);
   }
 
-  /** Stops campaigning and gives leadership up at once (the next leader need not wait a ttl). */
+  /**
+   * Stops campaigning and gives leadership up at once (the next leader need not wait a ttl):
+   * onDemoted listeners are told and awaited, then the lease is released, then this resolves once
+   * the onElected listeners have returned too. Called from inside a listener it resolves at once
+   * (awaiting the end there would wait for that listener itself); the term still ends as above.
+   */
   async resign(): Promise<void> {
     if (!this.#stop.signal.aborted) this.#stop.abort(new ClosedError(`leader elector '${this.name}'`));
+    if (insideListener.getStore() === this) return;
     await this.#running?.catch(() => undefined);
   }
 

@@ -118,6 +118,10 @@ class LockClient implements Lock {
     const schedule = this.#schedule(options);
     const { retryPeriod: retry } = schedule;
     const wait = options?.wait;
+    // NaN (or a negative wait) compares false with every deadline: it would wait for ever.
+    if (wait !== undefined && (Number.isNaN(wait) || wait < 0)) {
+      throw new InvalidArgumentError(`acquire(): wait must be a number of ms, 0 or more (or left out to wait until acquired); got ${wait}`);
+    }
     const deadline = wait === undefined ? Infinity : this.#clock.now() + wait;
     const signal = this.#callSignal(options?.signal);
     let lastError: unknown;
