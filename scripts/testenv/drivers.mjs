@@ -23,18 +23,25 @@ export function hasTool(cmd, args = ['--version']) {
   return r.error === undefined && r.status === 0;
 }
 
-/** The venv's python with cassandra-driver installed (pure Python, no C extensions). */
-export async function pythonDriver() {
-  const dir = join(cacheDir(), `py-cassandra-driver-${PYTHON_DRIVER_VERSION}`);
+// The compression modules the Python driver loads for lz4 and snappy frames (and v5 LZ4 segments).
+export const PYTHON_COMPRESSION = ['lz4==4.4.5', 'python-snappy==0.7.3'];
+
+/**
+ * The venv's python with cassandra-driver installed (pure Python, no C extensions), plus `extras`
+ * (pinned requirements, e.g. PYTHON_COMPRESSION): each set of extras is a venv of its own.
+ */
+export async function pythonDriver({ extras = [] } = {}) {
+  const suffix = extras.length ? `-${extras.map((e) => e.replace(/[^A-Za-z0-9.]+/g, '_')).join('-')}` : '';
+  const dir = join(cacheDir(), `py-cassandra-driver-${PYTHON_DRIVER_VERSION}${suffix}`);
   const python = join(dir, 'bin', 'python');
   if (existsSync(python)) return { python, version: PYTHON_DRIVER_VERSION };
-  log(`cassandra-driver ${PYTHON_DRIVER_VERSION}: installing into ${dir}`);
+  log(`cassandra-driver ${PYTHON_DRIVER_VERSION}${extras.length ? ` with ${extras.join(', ')}` : ''}: installing into ${dir}`);
   await atomicDir(dir, async (tmp) => {
     await run('python3', ['-m', 'venv', tmp]);
     // Only bin/python is used afterwards: it still works once the folder is renamed.
     await run(
       join(tmp, 'bin', 'python'),
-      ['-m', 'pip', 'install', '-q', '--disable-pip-version-check', `cassandra-driver==${PYTHON_DRIVER_VERSION}`],
+      ['-m', 'pip', 'install', '-q', '--disable-pip-version-check', `cassandra-driver==${PYTHON_DRIVER_VERSION}`, ...extras],
       {
         env: { ...process.env, CASS_DRIVER_NO_EXTENSIONS: '1', CASS_DRIVER_NO_CYTHON: '1' },
       },

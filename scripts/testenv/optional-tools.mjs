@@ -36,7 +36,7 @@ export const OPTIONAL_TOOLS = {
   'python-driver': {
     present: () => runs('python3', ['-c', 'import venv, ensurepip']),
     why: 'python3 with venv/ensurepip is not installed',
-    how: 'install Python 3 with venv (Debian/Ubuntu: apt-get install python3-venv); cassandra-driver is installed into the cache on first use',
+    how: 'install Python 3 with venv (Debian/Ubuntu: apt-get install python3-venv); cassandra-driver (with lz4 and python-snappy where a test needs them) is installed into the cache on first use',
   },
   gocql: {
     present: () => runs('go', ['version']),

@@ -76,9 +76,8 @@ export interface MembershipOptions {
 export interface MembershipInput {
   readonly self: SelfIdentity;
   readonly endpoints: readonly Endpoint[];
+  /** As the HeartbeatStore last reported them: `alive` is its verdict (see MembershipTracker). */
   readonly heartbeats: readonly MemberHeartbeat[];
-  /** Local time (ms); when given, a heartbeat past `lastSeen + ttl` is stale even if the store still says alive. */
-  readonly now?: number;
 }
 
 export interface ExcludedEndpoint {
@@ -106,10 +105,6 @@ export function memberKey(endpoint: Pick<Endpoint, 'id' | 'address' | 'port'>): 
 
 function byRingOrder(a: Endpoint, b: Endpoint): number {
   return codeUnitOrder(memberKey(a), memberKey(b)) || codeUnitOrder(hostPort(a), hostPort(b));
-}
-
-function isAlive(hb: MemberHeartbeat, now: number | undefined): boolean {
-  return hb.alive && (now === undefined || hb.lastSeen + hb.ttl > now);
 }
 
 function releaseVersionOf(payload: JsonValue): string | undefined {
@@ -172,7 +167,7 @@ export function deriveMembership(input: MembershipInput, options: MembershipOpti
     const self = id === selfKey;
     const hb = heartbeats.get(id);
     // Self is running by definition; anyone else without a heartbeat is not known to be.
-    const alive = hb !== undefined ? isAlive(hb, input.now) : self || !requireHeartbeat;
+    const alive = hb !== undefined ? hb.alive : self || !requireHeartbeat;
     const ready = e.ready && e.terminating !== true;
     const placement = options.placement?.[id];
     const releaseVersion = hb !== undefined ? releaseVersionOf(hb.payload) : undefined;

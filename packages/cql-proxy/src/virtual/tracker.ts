@@ -46,9 +46,11 @@ function observable(view: VirtualView): unknown {
  *
  * Every change is diffed against the last *published* view, never against the last input, so a
  * flap that is undone within the window leaves no trace and a missed or reordered watch event heals
- * at the next input or {@link reconcile}. Heartbeat expiry is judged on the local clock at each
- * derivation, and a timer re-derives when the next alive heartbeat would go stale, so a member
- * that stops beating goes DOWN even if the store never reports it.
+ * at the next input or {@link reconcile}. A heartbeat's `alive` is the store's verdict, taken as
+ * given: the store's watch judges expiry on the local clock and reports `stale` itself, while a
+ * renewal that changes nothing (same payload, still alive) brings no event at all, so the
+ * `lastSeen` of the copy held here is the time of the last *change*, not of the last beat, and
+ * re-judging it here took every idle member (self included) for DOWN one ttl after it.
  */
 export class MembershipTracker {
   readonly #options: MembershipTrackerOptions;
@@ -62,7 +64,6 @@ export class MembershipTracker {
   /** The observable state being held, so inputs that change nothing visible (a beat) do not restart the quiet period. */
   #held: unknown;
   #flushTimer: unknown;
-  #expiryTimer: unknown;
   #closed = false;
 
   constructor(options: MembershipTrackerOptions) {
@@ -106,7 +107,7 @@ export class MembershipTracker {
   /** Publishes any held change now. */
   flush(): void {
     if (this.#closed) return;
-    this.#cancel('flush');
+    this.#cancelFlush();
     this.#heldSince = undefined;
     this.#held = undefined;
     const next = this.#candidate();
@@ -120,8 +121,7 @@ export class MembershipTracker {
 
   close(): void {
     this.#closed = true;
-    this.#cancel('flush');
-    this.#cancel('expiry');
+    this.#cancelFlush();
   }
 
   #ready(): boolean {
@@ -131,12 +131,10 @@ export class MembershipTracker {
 
   #candidate(): VirtualView | undefined {
     if (!this.#ready()) return undefined;
-    const now = this.#clock.now();
     const membership = deriveMembership(
-      { self: this.#self, endpoints: this.#endpoints ?? [], heartbeats: this.#heartbeats ?? [], now },
+      { self: this.#self, endpoints: this.#endpoints ?? [], heartbeats: this.#heartbeats ?? [] },
       this.#options.membership,
     );
-    this.#scheduleExpiry(now);
     return advanceView(this.#published, membership);
   }
 
@@ -151,7 +149,7 @@ export class MembershipTracker {
       // Back to what clients already have: whatever was held was a flap.
       this.#heldSince = undefined;
       this.#held = undefined;
-      this.#cancel('flush');
+      this.#cancelFlush();
       return;
     }
     if (this.#flushTimer !== undefined && sameValue(state, this.#held)) return;
@@ -165,29 +163,13 @@ export class MembershipTracker {
     ) {
       return this.flush();
     }
-    this.#cancel('flush');
+    this.#cancelFlush();
     const wait = Math.min(this.#options.flapWindow ?? 1_000, this.#heldSince + maxDelay - now);
     this.#flushTimer = this.#timers.setTimeout(() => this.flush(), Math.max(0, wait));
   }
 
-  #scheduleExpiry(now: number): void {
-    this.#cancel('expiry');
-    let next = Infinity;
-    for (const hb of this.#heartbeats ?? []) {
-      const expires = hb.lastSeen + hb.ttl;
-      if (hb.alive && expires > now) next = Math.min(next, expires);
-    }
-    if (next === Infinity || this.#closed) return;
-    this.#expiryTimer = this.#timers.setTimeout(() => {
-      this.#expiryTimer = undefined;
-      this.#changed();
-    }, next - now);
-  }
-
-  #cancel(which: 'flush' | 'expiry'): void {
-    const handle = which === 'flush' ? this.#flushTimer : this.#expiryTimer;
-    if (handle !== undefined) this.#timers.clearTimeout(handle);
-    if (which === 'flush') this.#flushTimer = undefined;
-    else this.#expiryTimer = undefined;
+  #cancelFlush(): void {
+    if (this.#flushTimer !== undefined) this.#timers.clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
   }
 }

@@ -71,12 +71,6 @@ describe('up and down', () => {
     expect(m.members.find((x) => x.id === 'proxy-b')).toMatchObject({ ready: true, alive: false, up: false });
   });
 
-  it('judges staleness on the given local time too, without waiting for the store to notice', () => {
-    const m = deriveMembership(input('proxy-a', { now: 1_000 + 10_000 }), options);
-    expect(m.members.find((x) => x.id === 'proxy-b')?.up).toBe(false);
-    expect(deriveMembership(input('proxy-a', { now: 10_999 }), options).members.every((x) => x.up)).toBe(true);
-  });
-
   it('is DOWN when Discovery says not ready or terminating', () => {
     const endpoints = [
       endpoint('proxy-a', '10.0.0.1'),

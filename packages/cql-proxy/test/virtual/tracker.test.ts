@@ -146,13 +146,22 @@ describe('MembershipTracker', () => {
     expect(held.events()).toEqual([]);
   });
 
-  it('marks a member DOWN when its heartbeat expires on the local clock, with no store event', () => {
+  it('keeps a member UP past lastSeen + ttl while the store says alive (a renewal that changes nothing brings no event)', () => {
+    const { tracker, time, beat, events, updates } = setup();
+    tracker.setEndpoints([a, b]);
+    tracker.setHeartbeats([beat('proxy-a', { ttl: 3_000 }), beat('proxy-b', { ttl: 3_000 })]);
+    time.advance(10_000);
+    expect(events()).toEqual([]);
+    expect(updates.at(-1)?.view.members.every((m) => m.up)).toBe(true);
+  });
+
+  it('marks a member DOWN when the store reports its heartbeat stale', () => {
     const { tracker, time, beat, events } = setup();
     tracker.setEndpoints([a, b]);
-    tracker.setHeartbeats([beat('proxy-a', { ttl: 60_000 }), beat('proxy-b', { ttl: 3_000 })]);
-    time.advance(3_000 + 999);
-    expect(events()).toEqual([]);
-    time.advance(1);
+    tracker.setHeartbeats([beat('proxy-a'), beat('proxy-b')]);
+    time.advance(3_000);
+    tracker.setHeartbeats([beat('proxy-a'), beat('proxy-b', { alive: false })]);
+    time.advance(1_000);
     expect(events()).toEqual(['DOWN proxy-b']);
   });
 
