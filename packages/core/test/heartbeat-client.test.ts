@@ -82,7 +82,6 @@ describe('watch before its first view', () => {
       read: async () => undefined,
       list: async () => [],
       remove: async () => undefined,
-      // eslint-disable-next-line require-yield
       async *views() {
         calls++;
         throw error;
