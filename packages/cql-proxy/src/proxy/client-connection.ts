@@ -63,6 +63,9 @@ interface Forwarding {
 /** Shared by every forwarded EXECUTE: no object per request. */
 const EXECUTE: Forwarding = { execute: true };
 
+/** Bytes of answers composed in one turn past which a client that does not read them is not answered further. */
+const ANSWERS_HELD = 64 * 1024;
+
 /**
  * One client connection. System-table reads, OPTIONS and REGISTER are answered here; everything
  * else goes, bytes untouched but for the stream id, over this client's own connection to one
@@ -171,7 +174,26 @@ export class ClientConnection {
       return;
     }
     if (!this.#holdBuffered()) return;
-    for (const frame of frames) {
+    this.#handle(frames, 0);
+  }
+
+  /**
+   * Answers `frames` from `from` on. A client that does not read its answers stops being answered
+   * (and read) once {@link ANSWERS_HELD} bytes of them wait here: one read's requests for rows the
+   * proxy composes itself (system.local) would otherwise queue about 25 times their size.
+   */
+  #handle(frames: readonly Frame[], from: number): void {
+    for (let i = from; i < frames.length; i++) {
+      const frame = frames[i]!;
+      if (i > from && this.#writer.pendingBytes > ANSWERS_HELD && this.#answersWait()) {
+        this.socket.pause();
+        this.socket.once('drain', () => {
+          if (this.#closed) return;
+          this.socket.resume();
+          this.#handle(frames, i);
+        });
+        return;
+      }
       if (frame.response) {
         this.#fatal(new ProtocolError(`a client sent a response frame (opcode 0x${frame.opcode.toString(16)})`));
         return;
@@ -196,6 +218,12 @@ export class ClientConnection {
       }
     }
     this.#throttle();
+  }
+
+  /** This turn's answers go out now; whether they wait for the client to read (the kernel took too few). */
+  #answersWait(): boolean {
+    this.#writer.flush();
+    return this.socket.writableNeedDrain;
   }
 
   /** Counts this client's partly received frame in the proxy-wide budget; over it, the client is refused. */
