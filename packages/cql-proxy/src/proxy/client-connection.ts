@@ -200,6 +200,8 @@ export class ClientConnection {
       this.socket.resume();
       // The turn's answers left after the last check: backpressure may be due now.
       this.#throttle();
+      // The last answer of a draining connection may have come while it was paused.
+      this.#endIfAnswered();
     });
   }
 
@@ -219,6 +221,7 @@ export class ClientConnection {
           if (this.#closed) return;
           this.socket.resume();
           this.#handle(frames, i);
+          this.#endIfAnswered();
         });
         return;
       }
