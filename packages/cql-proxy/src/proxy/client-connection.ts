@@ -64,6 +64,16 @@ interface Forwarding {
 const EXECUTE: Forwarding = { execute: true };
 
 /**
+ * Bytes one client's requests may take of one turn of the event loop. libuv reads a readable socket
+ * up to 32 times in one go (2 MiB in 64 KiB reads): a client bursting small requests held every
+ * other client for the time it took to answer all of them.
+ */
+const READ_PER_TURN = 64 * 1024;
+
+/** Bytes of answers composed in one turn past which a client that does not read them is not answered further. */
+const ANSWERS_HELD = 64 * 1024;
+
+/**
  * One client connection. System-table reads, OPTIONS and REGISTER are answered here; everything
  * else goes, bytes untouched but for the stream id, over this client's own connection to one
  * backend node, which is chosen at STARTUP (a node that fails to connect is skipped). STARTUP and
@@ -91,6 +101,10 @@ export class ClientConnection {
   #closed = false;
   /** After a fatal error: what the client still sends is dropped unread until its FIN. */
   #discardRest = false;
+  /** Bytes received in this turn of the event loop; reset by the yield that {@link READ_PER_TURN} asks for. */
+  #readThisTurn = 0;
+  /** Frames of a read wait for the client to read its answers (see #handle). */
+  #holding = false;
   readonly #handshake = new Handshake();
   /** Draining: half-close once the last request in flight has its answer. */
   #endWhenAnswered = false;
@@ -171,7 +185,46 @@ export class ClientConnection {
       return;
     }
     if (!this.#holdBuffered()) return;
-    for (const frame of frames) {
+    this.#handle(frames, 0);
+    this.#readThisTurn += chunk.length;
+    if (this.#readThisTurn >= READ_PER_TURN && !this.socket.isPaused()) this.#yieldTurn();
+  }
+
+  /** Lets other clients' reads run before this one's next: pause now, read again in the next turn. */
+  #yieldTurn(): void {
+    this.socket.pause();
+    setImmediate(() => {
+      this.#readThisTurn = 0;
+      // Frames held for the client to read its answers go first: their drain resumes reading.
+      if (this.#closed || this.#holding) return;
+      this.socket.resume();
+      // The turn's answers left after the last check: backpressure may be due now.
+      this.#throttle();
+      // The last answer of a draining connection may have come while it was paused.
+      this.#endIfAnswered();
+    });
+  }
+
+  /**
+   * Answers `frames` from `from` on. A client that does not read its answers stops being answered
+   * (and read) once {@link ANSWERS_HELD} bytes of them wait here: one read's requests for rows the
+   * proxy composes itself (system.local) would otherwise queue about 25 times their size.
+   */
+  #handle(frames: readonly Frame[], from: number): void {
+    for (let i = from; i < frames.length; i++) {
+      const frame = frames[i]!;
+      if (i > from && this.#writer.pendingBytes > ANSWERS_HELD && this.#answersWait()) {
+        this.socket.pause();
+        this.#holding = true;
+        this.socket.once('drain', () => {
+          this.#holding = false;
+          if (this.#closed) return;
+          this.socket.resume();
+          this.#handle(frames, i);
+          this.#endIfAnswered();
+        });
+        return;
+      }
       if (frame.response) {
         this.#fatal(new ProtocolError(`a client sent a response frame (opcode 0x${frame.opcode.toString(16)})`));
         return;
@@ -198,6 +251,12 @@ export class ClientConnection {
     this.#throttle();
   }
 
+  /** This turn's answers go out now; whether they wait for the client to read (the kernel took too few). */
+  #answersWait(): boolean {
+    this.#writer.flush();
+    return this.socket.writableNeedDrain;
+  }
+
   /** Counts this client's partly received frame in the proxy-wide budget; over it, the client is refused. */
   #holdBuffered(): boolean {
     const now = this.#decoder.buffered;
@@ -219,10 +278,7 @@ export class ClientConnection {
    * answers, stop reading its requests (they would only pile up in memory here).
    */
   #throttle(): void {
-    const backend =
-      this.#backend !== undefined && !this.#backend.closed && this.#backend.congested
-        ? this.#backend
-        : this.#route?.connections.congested();
+    const backend = this.#congestedBackend();
     const backendFull = backend !== undefined;
     if (!backendFull && !this.socket.writableNeedDrain) return;
     this.socket.pause();
@@ -233,6 +289,13 @@ export class ClientConnection {
     };
     if (backendFull) backend.onDrain(resume);
     else this.socket.once('drain', resume);
+  }
+
+  /** A backend connection of this client that cannot take more requests now, if any. */
+  #congestedBackend(): { onDrain(resume: () => void): void } | undefined {
+    return this.#backend !== undefined && !this.#backend.closed && this.#backend.congested
+      ? this.#backend
+      : this.#route?.connections.congested();
   }
 
   #dispatch(frame: Frame): void {

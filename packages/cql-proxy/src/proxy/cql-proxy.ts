@@ -279,7 +279,11 @@ export class CqlProxy {
       if (!this.#admit(socket, false)) socket.destroy();
     });
     // A client that fails the handshake is counted and dropped; it never reaches the CQL layer.
-    server.on('tlsClientError', () => this.metrics.errors.inc({ kind: 'tls_handshake' }));
+    // Node leaves the socket open to this listener, a handshake timeout included (it only reports it).
+    server.on('tlsClientError', (_error, socket) => {
+      this.metrics.errors.inc({ kind: 'tls_handshake' });
+      socket.destroy();
+    });
     return server;
   }
 

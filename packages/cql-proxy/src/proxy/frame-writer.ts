@@ -32,6 +32,8 @@ export class FrameWriter {
   readonly #headers: number[] = [];
   readonly #bodies: (Buffer | undefined)[] = [];
   #count = 0;
+  /** Bytes queued this turn and not yet handed to the socket. */
+  #pending = 0;
   #scheduled = false;
   readonly #flush = (): void => this.flush();
 
@@ -39,15 +41,22 @@ export class FrameWriter {
     this.#socket = socket;
   }
 
+  /** Bytes of this turn's frames not yet written to the socket. */
+  get pendingBytes(): number {
+    return this.#pending;
+  }
+
   /** From now on frames travel in segments; frames written before keep their plain framing. */
   useSegments(lz4: boolean): void {
     this.#flushPlain();
+    this.#pending = 0;
     this.#segments = { lz4 };
   }
 
   /** Queues one frame for this turn's write. */
   frame(version: number, response: boolean, flags: number, stream: number, opcode: number, body: Buffer): void {
     this.#schedule();
+    this.#pending += HEADER_LENGTH + body.length;
     const versionByte = (version & 0x7f) | (response ? RESPONSE_BIT : 0);
     if (this.#segments) {
       const envelope = Buffer.allocUnsafe(HEADER_LENGTH + body.length);
@@ -72,6 +81,7 @@ export class FrameWriter {
   /** Queues bytes that are already a whole frame's header (one the proxy composed itself) and its body. */
   write(header: Buffer, body: Buffer): void {
     this.#schedule();
+    this.#pending += header.length + body.length;
     if (this.#segments) {
       this.#envelopes.push(body.length > 0 ? Buffer.concat([header, body]) : header);
       return;
@@ -91,6 +101,7 @@ export class FrameWriter {
   flush(): void {
     if (!this.#scheduled) return;
     this.#scheduled = false;
+    this.#pending = 0;
     this.#flushPlain();
     if (this.#envelopes.length > 0) {
       const envelopes = this.#envelopes;

@@ -4,19 +4,17 @@
 // There is no oracle for a random frame's answer: what is checked is that the proxy stays up,
 // only ever answers with response opcodes, a fresh driver works afterwards and memory is bounded.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { FrameFlag, Opcode } from '../../src/protocol/frame.js';
 import { lz4 } from '../../src/protocol/compression.js';
 import { encodeStartup } from '../../src/protocol/requests.js';
 import { encodeSegments } from '../../src/protocol/segment.js';
-import type { CassandraEntry } from '../proxy/harness.js';
 import type { RawClient } from '../proxy/raw-client.js';
 import { frame, seeded, statements, type Setup } from './cases.js';
-import { ProxyProcess } from './proxy-process.js';
+import { adversarialBackend, ProxyProcess } from './proxy-process.js';
 import { printTable, type ClassResult } from './report.js';
 import { connection } from './runner.js';
 
-const backend = testServer<CassandraEntry>('cassandra');
+const backend = adversarialBackend();
 const seed = Number(process.env.MUSTER_ADVERSARIAL_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const CASES = Number(process.env.MUSTER_FUZZ_CASES ?? 1500);
 // A longer run (MUSTER_FUZZ_CASES) gets the time it needs: about 60 ms a case on a loaded machine.

@@ -4,8 +4,6 @@
 // (a 255 MiB LZ4 bomb is refused unread; 16 MiB ones expand and are freed).
 // MUSTER_ADVERSARIAL_SEED replays the random parts (printed below).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { testServer } from '../../../../scripts/testenv/state.mjs';
-import type { CassandraEntry } from '../proxy/harness.js';
 import {
   compressed,
   flagsTimesStatements,
@@ -19,11 +17,11 @@ import {
   versionByte,
   type Case,
 } from './cases.js';
-import { ProxyProcess } from './proxy-process.js';
+import { adversarialBackend, ProxyProcess } from './proxy-process.js';
 import { printTable, type ClassResult } from './report.js';
 import { runClass } from './runner.js';
 
-const backend = testServer<CassandraEntry>('cassandra');
+const backend = adversarialBackend();
 const TIMEOUT = 180_000;
 const seed = Number(process.env.MUSTER_ADVERSARIAL_SEED ?? 20261203);
 /** Above the proxy's RSS at the start of the file: what any class may add at its peak. */

@@ -4,7 +4,16 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { freePort, type CassandraEntry } from '../proxy/harness.js';
+
+/**
+ * The testenv server the single-backend adversarial files run against: `cassandra` unless
+ * MUSTER_ADVERSARIAL_BACKEND names another (`cassandra3`, to rerun them against three nodes).
+ */
+export function adversarialBackend(): CassandraEntry | undefined {
+  return testServer<CassandraEntry>(process.env.MUSTER_ADVERSARIAL_BACKEND ?? 'cassandra');
+}
 
 const bin = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 

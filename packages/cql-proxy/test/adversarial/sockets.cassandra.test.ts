@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { Duplex } from 'node:stream';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeServerCertificate } from '../../../../scripts/testenv/certificates.mjs';
@@ -251,7 +253,9 @@ const openMany = async (port: number, localAddress: string, n: number, allowHalf
   let proxy: ProxyProcess;
   beforeAll(async () => {
     const tls = await makeServerCertificate(mkdtempSync(join(tmpdir(), 'muster-adv-tls-')), { cn: '127.0.0.1', sans: ['IP:127.0.0.1'] });
-    proxy = await ProxyProcess.start(backend!, `${LIMITS}\n  tls: { certFile: ${tls.certFile}, keyFile: ${tls.keyFile} }`, {
+    // The handshake deadline far beyond the TLS one: a socket dropped within seconds was dropped by the TLS deadline.
+    const limits = LIMITS.replace('handshakeTimeout: 2s', 'handshakeTimeout: 60s');
+    proxy = await ProxyProcess.start(backend!, `${limits}\n  tls: { certFile: ${tls.certFile}, keyFile: ${tls.keyFile} }`, {
       sslOptions: { ca: [readFileSync(tls.caFile)], servername: '127.0.0.1' } as never,
     });
   }, TIMEOUT);
@@ -276,4 +280,45 @@ const openMany = async (port: number, localAddress: string, n: number, allowHalf
     },
     TIMEOUT,
   );
+
+  // Node's tls.Server reports a handshake timeout as 'tlsClientError' and leaves the socket open
+  // to the listener: one that stalled after its ClientHello (or half way through it) held its slot
+  // until the CQL handshake deadline, twice the TLS one by default.
+  it(
+    'a socket that stalls after its ClientHello, or half way through it, is dropped at tlsHandshakeTimeout',
+    async () => {
+      const hello = await clientHello();
+      const stalled = [await open(proxy.port, '127.0.0.9'), await open(proxy.port, '127.0.0.9')];
+      stalled[0]!.write(hello);
+      stalled[1]!.write(hello.subarray(0, hello.length >> 1));
+      // Read what the proxy sends (its ServerHello): a socket that does not read never sees the FIN behind it.
+      for (const s of stalled) s.resume();
+      try {
+        const closed = await until('the proxy to drop both stalled handshakes', () => stalled.every((s) => s.closedByPeer), 20_000).catch(
+          () => false,
+        );
+        expect(closed).toBe(true);
+        expect(await proxy.works()).toBe(true);
+      } finally {
+        for (const s of stalled) s.destroy();
+      }
+    },
+    TIMEOUT,
+  );
 });
+
+/** The bytes of a TLS ClientHello, as Node's client sends it first. */
+function clientHello(): Promise<Buffer> {
+  return new Promise((resolve) => {
+    const wire = new Duplex({
+      read: () => undefined,
+      write: (chunk: Buffer, _encoding, done) => {
+        resolve(Buffer.from(chunk));
+        done();
+      },
+    });
+    const client = tlsConnect({ socket: wire, servername: 'localhost', rejectUnauthorized: false });
+    client.on('error', () => undefined);
+    setImmediate(() => client.destroy());
+  });
+}

@@ -2,16 +2,16 @@
 // and a well-behaved client keeps being served throughout.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
-import { testServer } from '../../../../scripts/testenv/state.mjs';
 import { decodeError } from '../../src/protocol/error-message.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { encodeFrameHeader, Opcode } from '../../src/protocol/frame.js';
 import { encodeQuery, encodeStartup } from '../../src/protocol/requests.js';
 import { seeded } from '../adversarial/cases.js';
+import { adversarialBackend } from '../adversarial/proxy-process.js';
 import { RawClient } from './raw-client.js';
-import { startProxy, type CassandraEntry, type RunningProxy } from './harness.js';
+import { startProxy, type RunningProxy } from './harness.js';
 
-const backend = testServer<CassandraEntry>('cassandra');
+const backend = adversarialBackend();
 const TIMEOUT = 120_000;
 const startup = encodeStartup({ options: new Map([['CQL_VERSION', '3.0.0']]) });
 

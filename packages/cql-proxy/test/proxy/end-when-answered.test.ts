@@ -96,6 +96,24 @@ describe('ClientConnection.endWhenAnswered', () => {
     expect(socketEvents).toEqual(['end']);
   });
 
+  // A burst over 64 KiB makes the connection yield its turn (a pause of one setImmediate): an answer
+  // delivered in that pause found the socket paused and left the ending to a resume that never checked.
+  it('half-closes after a burst long enough to make it yield its turn, whenever the last answer comes', async () => {
+    const burst = Buffer.concat(Array<Buffer>(8000).fill(Buffer.from([4, 0, 0, 3, Opcode.OPTIONS, 0, 0, 0, 0])));
+    for (let turns = 0; turns < 12; turns++) {
+      const { client, connection, release } = await proxyHoldingOneAnswer();
+      client.send(4, 7, Opcode.QUERY, queryOf(held));
+      await until('the held request in flight', () => connection.inFlight === 1);
+      connection.endWhenAnswered();
+      // The answer comes `turns` turns of the event loop after the burst is sent: before, during or after the yield.
+      client.socket.write(burst);
+      for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
+      release();
+      expect((await client.next(7))?.opcode).toBe(Opcode.RESULT);
+      await until(`the client sees the end of the stream (answer ${turns} turns after the burst)`, () => client.closed, 5000);
+    }
+  });
+
   it('stays counted while the client keeps its side open', async () => {
     const { proxy, connection } = await proxyHoldingOneAnswer();
     const halfOpen = await RawClient.open(proxy.address);
