@@ -179,7 +179,13 @@ export class ConsulLockBackend implements LockBackend {
     }
     let res;
     try {
-      res = await this.#client.put<TxnResponse>('/v1/txn', { body, accept: [409], signal, purpose: `acquire lock key ${key}`, rule: this.#rule });
+      res = await this.#client.put<TxnResponse>('/v1/txn', {
+        body,
+        accept: [409],
+        signal,
+        purpose: `acquire lock key ${key}`,
+        rule: this.#rule,
+      });
     } catch (error) {
       this.#giveBack(name, { session, key });
       throw error;

@@ -26,14 +26,20 @@ async function childRealNow(): Promise<number> {
     FAKETIME: `+${stepMs / 1000}s`,
     FAKETIME_DONT_FAKE_MONOTONIC: '1',
   };
-  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { env, cwd: fileURLToPath(new URL('..', import.meta.url)) });
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+    env,
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
+  });
   return Number(stdout);
 }
 
-(libfaketime ? test : test.skip)('a process started on a wall clock stepped 60 s shares the run time line (needs libfaketime)', async () => {
-  const before = realNow();
-  const child = await childRealNow();
-  const after = realNow();
-  expect(child).toBeGreaterThanOrEqual(before);
-  expect(child).toBeLessThanOrEqual(after);
-});
+(libfaketime ? test : test.skip)(
+  'a process started on a wall clock stepped 60 s shares the run time line (needs libfaketime)',
+  async () => {
+    const before = realNow();
+    const child = await childRealNow();
+    const after = realNow();
+    expect(child).toBeGreaterThanOrEqual(before);
+    expect(child).toBeLessThanOrEqual(after);
+  },
+);
