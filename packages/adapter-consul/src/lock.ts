@@ -187,7 +187,10 @@ export class ConsulLockBackend implements LockBackend {
         rule: this.#rule,
       });
     } catch (error) {
-      this.#giveBack(name, { session, key });
+      // A 4xx answer (429 included) says the transaction was not applied: the session may wait for the next attempt.
+      const status = (error as { status?: unknown }).status;
+      if (typeof status === 'number' && status < 500) this.#spares.set(name, { session, ttl });
+      else this.#giveBack(name, { session, key });
       throw error;
     }
     // Results are not positional (a check-not-exists answers none): find the lock key's own.
@@ -211,8 +214,9 @@ export class ConsulLockBackend implements LockBackend {
   }
 
   /**
-   * After an acquire transaction whose outcome is unknown (aborted or cut off once sent: the agent
-   * may have applied it, and nobody will hold that grant), frees the key if this session took it
+   * After an acquire transaction whose outcome is unknown (aborted, cut off or timed out once sent,
+   * or a 5xx, which Consul also answers when a Raft apply times out: the agent may have applied it,
+   * and nobody will hold that grant), frees the key if this session took it
    * and destroys the session, in the background. Kept as a spare, the session would hold the lock
    * unrenewed until Consul reaps it (ttl to 2 × ttl), and then lock-delay would keep it shut.
    */
