@@ -82,6 +82,7 @@ export class ConsulLockBackend implements LockBackend {
   readonly #wallClock: () => number;
   readonly #spares = new Map<string, Spare>();
   readonly #lastWake = new Map<string, number>();
+  readonly #givingBack = new Set<Promise<void>>();
   /** The highest token this process has read or issued per lock: a floor the backend cannot take away. */
   readonly #seen = new Map<string, bigint>();
 
@@ -150,8 +151,8 @@ export class ConsulLockBackend implements LockBackend {
     const key = this.#key(name);
     const fenceKey = this.#fenceKey(name);
     const session = await this.#session(name, ttl, signal);
-    let res;
     let token: bigint;
+    let body: unknown[];
     try {
       const read = await this.#client.get<KvEntry[]>(`/v1/kv/${keyPath(fenceKey)}`, {
         accept: [404],
@@ -164,19 +165,29 @@ export class ConsulLockBackend implements LockBackend {
       token = nextFencingToken(stored, this.#seen.get(name), fencingTokenFloor(this.#wallClock()));
       const check = fence ? { Verb: 'check-index', Key: fenceKey, Index: fence.ModifyIndex } : { Verb: 'check-not-exists', Key: fenceKey };
       const value = Buffer.from(JSON.stringify({ holder: this.holder, token: token.toString() })).toString('base64');
+      body = [
+        { KV: check },
+        { KV: { Verb: 'set', Key: fenceKey, Value: Buffer.from(token.toString()).toString('base64') } },
+        { KV: { Verb: 'lock', Key: key, Value: value, Session: session } },
+      ];
+    } catch (error) {
+      this.#spares.set(name, { session, ttl });
+      throw error;
+    }
+    let res;
+    try {
       res = await this.#client.put<TxnResponse>('/v1/txn', {
-        body: [
-          { KV: check },
-          { KV: { Verb: 'set', Key: fenceKey, Value: Buffer.from(token.toString()).toString('base64') } },
-          { KV: { Verb: 'lock', Key: key, Value: value, Session: session } },
-        ],
+        body,
         accept: [409],
         signal,
         purpose: `acquire lock key ${key}`,
         rule: this.#rule,
       });
     } catch (error) {
-      this.#spares.set(name, { session, ttl });
+      // A 4xx answer (429 included) says the transaction was not applied: the session may wait for the next attempt.
+      const status = (error as { status?: unknown }).status;
+      if (typeof status === 'number' && status < 500) this.#spares.set(name, { session, ttl });
+      else this.#giveBack(name, { session, key });
       throw error;
     }
     // Results are not positional (a check-not-exists answers none): find the lock key's own.
@@ -197,6 +208,25 @@ export class ConsulLockBackend implements LockBackend {
     this.#spares.set(name, { session, ttl });
     if (/lock delay/i.test(why)) this.#lastWake.set(name, -1);
     return undefined;
+  }
+
+  /**
+   * After an acquire transaction whose outcome is unknown (aborted, cut off or timed out once sent,
+   * or a 5xx, which Consul also answers when a Raft apply times out: the agent may have applied it,
+   * and nobody will hold that grant), frees the key if this session took it
+   * and destroys the session, in the background. Kept as a spare, the session would hold the lock
+   * unrenewed until Consul reaps it (ttl to 2 × ttl), and then lock-delay would keep it shut.
+   */
+  #giveBack(name: string, held: Held): void {
+    const done: Promise<void> = this.release(name, { token: 0n, state: held }, { signal: AbortSignal.timeout(giveBackMs) })
+      .catch((error: unknown) => {
+        process.emitWarning(
+          `lock '${name}': an acquire whose outcome is unknown could not be given back; if it took the lock, the lock is free after its ttl and lock-delay: ${(error as Error)?.message ?? String(error)}`,
+          { type: 'MusterWarning', code: 'MUSTER_RELEASE_FAILED' },
+        );
+      })
+      .finally(() => this.#givingBack.delete(done));
+    this.#givingBack.add(done);
   }
 
   async renew(name: string, grant: LeaseGrant, { signal }: BackendCallOptions): Promise<LeaseGrant> {
@@ -267,6 +297,7 @@ export class ConsulLockBackend implements LockBackend {
   }
 
   async close(): Promise<void> {
+    await Promise.allSettled([...this.#givingBack]);
     const signal = AbortSignal.timeout(5000);
     const spares = [...this.#spares.values()];
     this.#spares.clear();
@@ -276,3 +307,5 @@ export class ConsulLockBackend implements LockBackend {
 }
 
 const minWakeInterval = 50;
+/** How long a give-back (#giveBack) may take; the agent's own request timeout is 10 s. */
+const giveBackMs = 5000;

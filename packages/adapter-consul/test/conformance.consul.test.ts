@@ -52,7 +52,8 @@ lockConformance(runner, {
   name: 'consul (sessionBehavior: delete)',
   ttl: 2000,
   contenders: 3,
-  factory: async () => (await port('lock', { sessionBehavior: 'delete' })).lock,
+  factory: async () => (await port('lock', { sessionBehavior: 'delete', address: proxy!.address })).lock,
+  hang,
 });
 
 heartbeatConformance(runner, {

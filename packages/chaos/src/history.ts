@@ -1,7 +1,8 @@
 /**
- * What a chaos run records. Times (`at`) are milliseconds on the machine's shared real time line
- * (`performance.timeOrigin + performance.now()` in the process that saw the event first), so
- * events from different processes order correctly even when their messages arrive out of order.
+ * What a chaos run records. Times (`at`) are milliseconds on the run's shared real time line
+ * (`realNow()`: the machine's monotonic clock read in the process that saw the event first, plus
+ * the orchestrator's offset to the wall clock), so events from different processes order correctly
+ * even when their messages arrive out of order or the host's wall clock is stepped during the run.
  * A contender's own, possibly stepped, clock appears only as `holderNow`/`expiresAt`.
  *
  * `who` names one contender incarnation: `c<slot>.<generation>`; a replacement after a kill keeps

@@ -10,3 +10,4 @@ export { consulProfile, type ConsulServer, type ConsulProfileOptions } from './b
 export { profileFor } from './backends/select.js';
 export { TcpProxy } from './tcp-proxy.js';
 export { Random, newSeed } from './random.js';
+export { realNow, timeLineEnv } from './stepped-clock.js';

@@ -5,7 +5,7 @@ import type { BackendProfile } from './backends/profile.js';
 import type { Bounds, FaultKind, HistoryEvent, LockEvent } from './history.js';
 import type { HostCommand, HostReport, ObservedMember } from './protocol.js';
 import { Random } from './random.js';
-import { realNow } from './stepped-clock.js';
+import { realNow, timeLineEnv } from './stepped-clock.js';
 import type { FencedResourcePort } from './fenced-resource.js';
 import { serverErrors } from './canned-response.js';
 import { TcpProxy, type BlackHole } from './tcp-proxy.js';
@@ -106,7 +106,7 @@ export async function runChaos(options: RunOptions): Promise<RunResult> {
   };
 
   const startHost = (): Host => {
-    const child = fork(hostPath(), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] });
+    const child = fork(hostPath(), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [], env: timeLineEnv() });
     const host: Host = { child, send: (command) => child.connected && child.send(command) };
     child.on('message', (report: HostReport) => onReport(host, report));
     child.on('exit', () => {

@@ -1,6 +1,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import { cannedResponse, type CannedErrors } from './canned-response.js';
+import { realNow } from './stepped-clock.js';
 
 /** Which way a black hole swallows bytes: both, client → server only, or server → client only. */
 export type BlackHole = 'both' | 'up' | 'down';
@@ -136,14 +137,14 @@ export class TcpProxy {
         to.write(chunk);
         return;
       }
-      const due = Math.max(lastDue, Date.now() + this.#delay);
+      const due = Math.max(lastDue, realNow() + this.#delay);
       lastDue = due;
-      setTimeout(() => to.writable && to.write(chunk), due - Date.now());
+      setTimeout(() => to.writable && to.write(chunk), due - realNow());
     });
     from.on('end', () => {
       // A FIN is a packet like any other: a black hole swallows it too.
       if (swallowed()) return;
-      const wait = Math.max(0, lastDue - Date.now());
+      const wait = Math.max(0, lastDue - realNow());
       setTimeout(() => to.end(), wait);
     });
   }

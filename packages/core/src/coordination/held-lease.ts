@@ -21,6 +21,9 @@ export interface HeldLeaseDeps {
   readonly forget: (lease: HeldLease) => void;
 }
 
+/** AbortSignal's own `aborted`, which HeldLease's signal shadows with one that judges the clock first. */
+const abortedGetter = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!.get as (this: AbortSignal) => boolean;
+
 /** Resolves with the promise's outcome, or rejects with TimeoutError after `ms` if it has not settled. */
 export async function settleWithin<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -70,6 +73,31 @@ export class HeldLease implements Lease {
     this.#schedule = schedule;
     this.#deps = deps;
     this.#confirmed(sentAt);
+    this.#judgeOnRead(this.#lost.signal);
+  }
+
+  /**
+   * Makes the signal itself judge the clock when read, as the `onLost` getter does: a holder keeps
+   * it or hands it to its work (`const { onLost } = lease`), and after a pause past the give-up
+   * point (SIGSTOP, a long GC, a blocked event loop) the first code to run may be that work, before
+   * the overdue timer. It must read `aborted` true and have `throwIfAborted()` throw there. (Node's
+   * own consumers, and signals derived with AbortSignal.any, see the abort when the timer fires.)
+   */
+  #judgeOnRead(signal: AbortSignal): void {
+    Object.defineProperties(signal, {
+      aborted: {
+        get: () => {
+          this.#giveUpIfDue();
+          return abortedGetter.call(signal);
+        },
+      },
+      throwIfAborted: {
+        value: () => {
+          this.#giveUpIfDue();
+          AbortSignal.prototype.throwIfAborted.call(signal);
+        },
+      },
+    });
   }
 
   get expiresAt(): number {
@@ -107,7 +135,7 @@ export class HeldLease implements Lease {
 
   #giveUpIfDue(fromTimer = false): void {
     // An abandoned lease stands for a crashed or frozen process: nothing in it runs any more.
-    if (this.#lost.signal.aborted || this.#abandoned) return;
+    if (abortedGetter.call(this.#lost.signal) || this.#abandoned) return;
     if (this.#deps.clock.now() < this.#giveUpAt) {
       if (fromTimer) this.#armGiveUp();
       return;

@@ -47,7 +47,10 @@ export interface Lease extends AsyncDisposable {
    * within the renew deadline, the backend reports another holder, the session was invalidated, a
    * renewal failed with an error retrying cannot fix, or the lease was released. It fires no later
    * than `expiresAt`, from a timer, even when a backend call never settles; reading
-   * `onLost.aborted` at or after `expiresAt` is always true. Stop the protected work when it fires.
+   * `onLost.aborted` (or calling `throwIfAborted()`) at or after `expiresAt` is always true (throws),
+   * also on the signal kept from an earlier read and handed to the work, before the timer has run
+   * after a pause. Signals derived from it (`AbortSignal.any`) and Node's own consumers see the
+   * abort when the timer runs. Stop the protected work when it fires.
    */
   readonly onLost: AbortSignal;
   /** Renews now; throws LockLostError once `onLost` has fired. */
