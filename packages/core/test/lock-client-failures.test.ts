@@ -125,6 +125,33 @@ describe('renewal schedule (client-go: every retry period, give up at the renew 
     await expect(lease.renew()).rejects.toMatchObject({ code: 'MUSTER_LOCK_LOST' });
   });
 
+  it('a lease given up at the renew deadline is given back to the backend at once (a late renewal may have landed), and close() waits for that', async () => {
+    const { backend, lock } = setup();
+    const lease = await lock.acquire('given-up', { ttl });
+    backend.renewStep = (_call, options) => latency(ttl * 10, options); // renewals that never come back in time
+    await advance(ttl);
+    expect(lease.onLost.aborted).toBe(true);
+    await advance(10);
+    // Nobody called release(): before, the backend heard nothing and kept a renewal that landed late for up to a ttl.
+    expect(backend.released).toHaveLength(1);
+    await lease.release(); // already given back: not twice
+    await lock.close();
+    expect(backend.released).toHaveLength(1);
+  });
+
+  it('a lease lost because the backend says so (another holder) is not released there', async () => {
+    const { backend, lock } = setup();
+    const lease = await lock.acquire('taken', { ttl });
+    backend.renewStep = async () => {
+      throw new LockLostError('taken', 'another holder');
+    };
+    await advance(ttl);
+    expect(lease.onLost.aborted).toBe(true);
+    await lease.release();
+    await lock.close();
+    expect(backend.released).toHaveLength(0);
+  });
+
   it('a renewal that fails once and then succeeds keeps the lease', async () => {
     const { backend, lock } = setup();
     backend.renewStep = async (call) => {

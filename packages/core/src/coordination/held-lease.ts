@@ -19,6 +19,8 @@ export interface HeldLeaseDeps {
   readonly backend: LockBackend;
   readonly clock: Clock;
   readonly forget: (lease: HeldLease) => void;
+  /** Work that outlives the lease's own calls (a give-back after a give-up): close() waits for it. */
+  readonly background: (work: Promise<void>) => void;
 }
 
 /** AbortSignal's own `aborted`, which HeldLease's signal shadows with one that judges the clock first. */
@@ -147,6 +149,28 @@ export class HeldLease implements Lease {
         `no renewal succeeded within the renew deadline (${Math.round(renewDeadline)} ms) or before the lease's expiry; another holder may take it now`,
       ),
     );
+    // A renewal the backend applied after all (its answer late or lost) would keep the next holder
+    // out for up to a ttl: give the lease back there, in the background. The backend releases only
+    // what is still this grant's, so a lease another holder took meanwhile is left alone.
+    this.#deps.background(this.#giveBack());
+  }
+
+  async #giveBack(): Promise<void> {
+    this.#released ??= Promise.resolve();
+    const limit = Math.max(1000, this.#schedule.renewDeadline);
+    await settleWithin(this.#renewing ?? Promise.resolve(), limit, 'renewal').catch(() => undefined);
+    const controller = new AbortController();
+    try {
+      await settleWithin(
+        this.#deps.backend.release(this.name, this.#grant, { signal: controller.signal }),
+        limit,
+        `giving back lock '${this.name}'`,
+      );
+    } catch {
+      // Unreachable, most likely (why the renewals failed): the lease lapses by its ttl.
+    } finally {
+      controller.abort();
+    }
   }
 
   async #renewInBackground(): Promise<void> {

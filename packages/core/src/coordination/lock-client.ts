@@ -85,6 +85,8 @@ class LockClient implements Lock {
   readonly #timing: LockTiming;
   readonly #clock: Clock;
   readonly #held = new Set<HeldLease>();
+  /** Leases given back after a give-up, still under way. */
+  readonly #givingBack = new Set<Promise<void>>();
   /** Backend attempts in flight, with when a grant they bring would lapse anyway (see close()). */
   readonly #attempts = new Set<{ readonly settled: Promise<unknown>; readonly lapsesAt: number }>();
   readonly #closing = new AbortController();
@@ -185,6 +187,7 @@ class LockClient implements Lock {
     if (this.#closing.signal.aborted) return;
     this.#closing.abort(new ClosedError('the lock client'));
     await Promise.allSettled([...this.#held].map((lease) => lease.release()));
+    await Promise.allSettled([...this.#givingBack]);
     // An attempt in flight may still bring a grant, which #keep gives back: the backend must stay
     // open for that release. Waiting past when such a grant would lapse by itself gains nothing.
     await Promise.allSettled(
@@ -303,6 +306,10 @@ class LockClient implements Lock {
       backend: this.#backend,
       clock: this.#clock,
       forget: (l) => this.#held.delete(l),
+      background: (work) => {
+        this.#givingBack.add(work);
+        void work.finally(() => this.#givingBack.delete(work));
+      },
     });
     this.#held.add(lease);
     return lease;
