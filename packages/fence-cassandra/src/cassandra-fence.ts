@@ -72,6 +72,8 @@ export class CassandraFence {
    * Adds the fence column if the table lacks it (`ALTER TABLE … ADD fence bigint static`; a regular
    * column when the table has no clustering columns, where a partition is one row), and checks that
    * `partitionKey` is the table's partition key. Safe to call from several processes at once.
+   * Warns (MusterWarning MUSTER_FENCE_TABLE_TTL) on a table with a default TTL: the fence itself is
+   * written with TTL 0, but each fenced partition keeps a fence-only row after its data expires.
    */
   async ensureSchema(): Promise<void> {
     await ensureFenceColumn(this.#client, { ...this.#options, fenceColumn: this.#options.fenceColumn ?? 'fence' });
@@ -90,14 +92,16 @@ export class CassandraFence {
     const token = encodeFenceToken(lease.token);
     // Most writes find a fence; the first one to a partition finds null, which `<=` does not match.
     let firstWrite = false;
+    // USING TTL 0 (this statement only): a fence that inherited the table's default_time_to_live would
+    // expire, and the next write, a stale holder's included, would be a first write again.
     for (let attempt = 0; attempt < 3; attempt++) {
       const check = firstWrite
         ? {
-            query: `UPDATE ${this.#table} SET ${this.#fence} = ? WHERE ${this.#where} IF ${this.#fence} = null`,
+            query: `UPDATE ${this.#table} USING TTL 0 SET ${this.#fence} = ? WHERE ${this.#where} IF ${this.#fence} = null`,
             params: [token, ...partitionKeyValues],
           }
         : {
-            query: `UPDATE ${this.#table} SET ${this.#fence} = ? WHERE ${this.#where} IF ${this.#fence} <= ?`,
+            query: `UPDATE ${this.#table} USING TTL 0 SET ${this.#fence} = ? WHERE ${this.#where} IF ${this.#fence} <= ?`,
             params: [token, ...partitionKeyValues, token],
           };
       const result = await this.#batch(lease, partitionKeyValues, [...statements, check]);
