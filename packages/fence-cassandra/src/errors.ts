@@ -30,9 +30,10 @@ export class StaleTokenError extends CoreStaleTokenError {
 }
 
 /**
- * The lightweight transaction timed out (Cassandra's WriteTimeout with writeType CAS, CAS_WRITE_UNKNOWN,
- * or the driver's own read timeout): it may or may not have been applied, and Cassandra may still
- * complete it. Read back at SERIAL (or LOCAL_SERIAL) consistency, e.g. `fence.readToken()` or your own
+ * The batch was sent but its outcome never came back (Cassandra's WriteTimeout or WriteFailure with
+ * writeType CAS, CAS_WRITE_UNKNOWN, the driver's own read timeout, the connection lost after the
+ * request was written, or a NoHostAvailableError with such an attempt): it may or may not have been
+ * applied, and Cassandra may still complete it. Read back at SERIAL (or LOCAL_SERIAL) consistency, e.g. `fence.readToken()` or your own
  * read with that consistency: a serial read finishes any Paxos round in progress, so what it sees is
  * final. Retrying the same idempotent writes with the same lease is safe (an equal token is accepted).
  * `cause` is the driver's error. Code `MUSTER_TIMEOUT`.

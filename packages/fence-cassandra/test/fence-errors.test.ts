@@ -2,7 +2,7 @@
 // A WriteTimeout of writeType CAS cannot be provoked on demand on a healthy node, so its mapping is
 // checked here, against the error shape the driver builds (code 0x1100, writeType 'CAS').
 import { describe, expect, it } from '@jest/globals';
-import type { Client } from 'cassandra-driver';
+import cassandra, { type Client } from 'cassandra-driver';
 import { InvalidArgumentError, MusterError } from '@muster/core';
 import { CassandraFence, FenceOutcomeUnknownError } from '@muster/fence-cassandra';
 
@@ -45,6 +45,43 @@ describe('CassandraFence error reporting', () => {
         .write(lease, ['s1'], [])
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(FenceOutcomeUnknownError);
+    }
+  });
+
+  // The driver's own error classes, built as it builds them (a socket error carries isSocketError, and
+  // requestNotWritten only while the request was still in its write queue: connection.js, writers.js).
+  const { NoHostAvailableError, OperationTimedOutError, ResponseError } = cassandra.errors;
+  const DriverError = cassandra.errors.DriverError as unknown as new (message: string) => Error; // abstract in its typings only
+  const socketError = (written: boolean) =>
+    Object.assign(new DriverError('Socket was closed'), { isSocketError: true, ...(written ? {} : { requestNotWritten: true }) });
+  const timedOut = () => new OperationTimedOutError('The host 127.0.0.2:9042 did not reply before timeout 3 ms', '127.0.0.2:9042');
+  const failWith = (driverError: unknown) =>
+    new CassandraFence(clientFailingWith(driverError).client, options).write(lease, ['s1'], []).catch((e: unknown) => e);
+
+  it('a connection lost after the batch was written, a WriteFailure of writeType CAS, and a NoHostAvailableError with such an attempt are FenceOutcomeUnknownError', async () => {
+    const writeFailure = Object.assign(new ResponseError(0x1500, 'Server failure during write query at consistency SERIAL'), {
+      writeType: 'CAS',
+    });
+    const driverErrors = [
+      socketError(true),
+      writeFailure,
+      new NoHostAvailableError({ '127.0.0.1:9042': socketError(false), '127.0.0.2:9042': timedOut() }),
+    ];
+    const errors = await Promise.all(driverErrors.map(failWith));
+    expect(errors.map((e) => e instanceof FenceOutcomeUnknownError)).toEqual([true, true, true]);
+    expect(errors.map((e) => (e as Error).cause)).toEqual(driverErrors);
+  });
+
+  it('a socket error before the batch was written, and a NoHostAvailableError with only such attempts, are passed through (nothing was sent)', async () => {
+    for (const driverError of [
+      socketError(false),
+      new NoHostAvailableError({
+        '127.0.0.1:9042': socketError(false),
+        '127.0.0.2:9042': new ResponseError(0x1000, 'Cannot achieve consistency level QUORUM'),
+      }),
+      new NoHostAvailableError({}),
+    ]) {
+      expect(await failWith(driverError)).toBe(driverError);
     }
   });
 

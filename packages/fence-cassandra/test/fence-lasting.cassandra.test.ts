@@ -3,8 +3,9 @@
 // a plain failure the caller would take for "not applied".
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import cassandra from 'cassandra-driver';
-import { CassandraFence, StaleTokenError } from '@muster/fence-cassandra';
+import { CassandraFence, FenceOutcomeUnknownError, StaleTokenError } from '@muster/fence-cassandra';
 import { testServer } from '../../../scripts/testenv/state.mjs';
+import { startTcpProxy } from '../../../scripts/testenv/tcp-proxy.mjs';
 import { createKeyspace, createTaskTable, dropTaskTables, keyspace, readState } from './fence-scenarios.js';
 
 const backend = testServer<{ contactPoints: string[]; localDataCenter: string }>('cassandra');
@@ -95,6 +96,46 @@ const setState = (table: string, id: string, value: string) => ({
       expect(String((await select('count(*)'))[0]?.['count'])).toBe('1');
       expect(String((await select('count(id)'))[0]?.['system.count(id)'])).toBe('0');
       expect(await select('id, state', " AND id >= ''")).toEqual([]);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a batch Cassandra applied whose answer is lost with the connection is FenceOutcomeUnknownError, and the serial read finds the token',
+    async () => {
+      const [host, port] = backend!.contactPoints[0]!.split(':');
+      const relay = await startTcpProxy({ target: { host: host!, port: Number(port ?? 9042) } });
+      const viaRelay = new cassandra.Client({
+        contactPoints: [relay.address],
+        localDataCenter: backend!.localDataCenter,
+        socketOptions: { readTimeout: 60_000 },
+        pooling: { coreConnectionsPerHost: { [cassandra.types.distance.local]: 1 } },
+      });
+      try {
+        await viaRelay.connect();
+        const table = await createTaskTable(client);
+        const fence = new CassandraFence(viaRelay, { keyspace, table, partitionKey: ['scheduler'] });
+        await fence.ensureSchema();
+        await fence.write({ name: 'l', token: 5n }, ['s1'], [setState(table, 'task-1', 'v5')]);
+
+        relay.setDelay({ downstream: 600_000 }); // Cassandra's answers stop reaching the client
+        const write6 = fence.write({ name: 'l', token: 6n }, ['s1'], [setState(table, 'task-1', 'v6')]).catch((e: unknown) => e);
+        const direct = new CassandraFence(client, { keyspace, table, partitionKey: ['scheduler'] });
+        await until(
+          'token 6 to be applied',
+          () => direct.readToken(['s1']),
+          (token) => token === 6n,
+        );
+        relay.dropConnections();
+
+        const error = await write6;
+        expect(error).toBeInstanceOf(FenceOutcomeUnknownError);
+        expect((error as FenceOutcomeUnknownError).cause).toMatchObject({ isSocketError: true });
+        expect(await readState(client, table, 's1', 'task-1')).toBe('v6');
+      } finally {
+        await viaRelay.shutdown();
+        await relay.close();
+      }
     },
     TIMEOUT,
   );
