@@ -84,8 +84,8 @@ export class CassandraFence {
    * Resolves once applied; rejects with StaleTokenError when a newer token has written to the
    * partition, FenceOutcomeUnknownError when the batch was sent but its outcome was lost (a timeout,
    * a dropped connection: it may have been applied), InvalidArgumentError when Cassandra refuses the
-   * batch itself (e.g. a statement on another partition), or the driver's error otherwise (nothing
-   * was applied). An empty `statements` just advances the fence.
+   * batch itself (e.g. a statement on another partition) or the token does not fit a CQL bigint, or
+   * the driver's error otherwise (nothing was applied). An empty `statements` just advances the fence.
    */
   async write(lease: FenceLease, partitionKeyValues: readonly unknown[], statements: readonly FencedStatement[]): Promise<void> {
     this.#checkPartition(partitionKeyValues);

@@ -85,6 +85,20 @@ describe('CassandraFence error reporting', () => {
     }
   });
 
+  it('a token above the CQL bigint range (core issues up to 30 digits) is an InvalidArgumentError naming the limit, before anything is sent', async () => {
+    const { client, batches } = clientFailingWith(new Error('x'));
+    const error = await new CassandraFence(client, options)
+      .write({ name: 'master', token: 123456789012345678901234567890n }, ['s1'], [])
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect(MusterError.is(error, 'MUSTER_INVALID_ARGUMENT')).toBe(true);
+    expect((error as Error).message).toMatch(
+      /token 123456789012345678901234567890 does not fit .*CQL bigint \(at most 9223372036854775807\)/,
+    );
+    expect(batches).toHaveLength(0);
+    await expect(new CassandraFence(client, options).write({ name: 'master', token: 2n ** 63n - 1n }, ['s1'], [])).rejects.toThrow('x');
+  });
+
   it('a WriteTimeout of another write type is passed through as the driver reported it', async () => {
     const driverError = Object.assign(new Error('batch log timeout'), { code: 0x1100, writeType: 'BATCH_LOG' });
     const error = await new CassandraFence(clientFailingWith(driverError).client, options)
