@@ -7,7 +7,6 @@ const CAS_WRITE_UNKNOWN = 0x1700;
 
 interface DriverErrorFields {
   code?: number;
-  writeType?: string;
   name?: string;
   isSocketError?: boolean;
   requestNotWritten?: boolean;
@@ -16,8 +15,9 @@ interface DriverErrorFields {
 
 /**
  * True when Cassandra may have applied the batch although the driver reports a failure:
- * - a WriteTimeout or WriteFailure of writeType CAS, or CAS_WRITE_UNKNOWN (protocol v5): Paxos did not
- *   learn whether its proposal was accepted;
+ * - any WriteTimeout or WriteFailure: writeType CAS when Paxos did not learn whether its proposal was
+ *   accepted, SIMPLE when the commit of an accepted proposal timed out (Paxos v1 commits with that
+ *   type; the next round on the partition completes it); or CAS_WRITE_UNKNOWN (protocol v5);
  * - the driver's own read timeout (OperationTimedOutError): the request was sent, no answer came;
  * - a socket error after the request was written (the driver sets `requestNotWritten` only for
  *   requests still in its write queue): the connection closed while the answer was on its way;
@@ -26,7 +26,7 @@ interface DriverErrorFields {
  */
 export function isOutcomeUnknown(error: unknown, depth = 0): boolean {
   const e = (error ?? {}) as DriverErrorFields;
-  if ((e.code === WRITE_TIMEOUT || e.code === WRITE_FAILURE) && e.writeType === 'CAS') return true;
+  if (e.code === WRITE_TIMEOUT || e.code === WRITE_FAILURE) return true;
   if (e.code === CAS_WRITE_UNKNOWN || e.name === 'OperationTimedOutError') return true;
   if (e.isSocketError === true && e.requestNotWritten !== true) return true;
   if (e.name === 'NoHostAvailableError' && e.innerErrors && depth < 2) {

@@ -99,12 +99,19 @@ describe('CassandraFence error reporting', () => {
     await expect(new CassandraFence(client, options).write({ name: 'master', token: 2n ** 63n - 1n }, ['s1'], [])).rejects.toThrow('x');
   });
 
-  it('a WriteTimeout of another write type is passed through as the driver reported it', async () => {
-    const driverError = Object.assign(new Error('batch log timeout'), { code: 0x1100, writeType: 'BATCH_LOG' });
-    const error = await new CassandraFence(clientFailingWith(driverError).client, options)
-      .write(lease, ['s1'], [])
-      .catch((e: unknown) => e);
-    expect(error).toBe(driverError);
+  it('a WriteTimeout or WriteFailure of writeType SIMPLE (Paxos v1 commits with it: the proposal was accepted) is FenceOutcomeUnknownError too', async () => {
+    const driverErrors = [0x1100, 0x1500].map((code) =>
+      Object.assign(new ResponseError(code, 'Server timeout during write query at consistency QUORUM'), { writeType: 'SIMPLE' }),
+    );
+    const errors = await Promise.all(driverErrors.map(failWith));
+    expect(errors.map((e) => e instanceof FenceOutcomeUnknownError)).toEqual([true, true]);
+  });
+
+  it('errors that mean Cassandra applied nothing (Unavailable, a read timeout of the Paxos read, Overloaded) are passed through as the driver reported them', async () => {
+    for (const code of [0x1000, 0x1200, 0x1001]) {
+      const driverError = new ResponseError(code, `server error ${code}`);
+      expect(await failWith(driverError)).toBe(driverError);
+    }
   });
 
   it('sends the condition at SERIAL and the commit at QUORUM unless told otherwise', async () => {
