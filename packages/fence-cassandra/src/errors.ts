@@ -31,7 +31,8 @@ export class StaleTokenError extends CoreStaleTokenError {
 
 /**
  * The batch was sent but its outcome never came back (Cassandra's WriteTimeout or WriteFailure, of
- * writeType CAS or, in the commit phase, SIMPLE; CAS_WRITE_UNKNOWN; the driver's own read timeout; the
+ * writeType CAS or, in the commit phase, SIMPLE; CAS_WRITE_UNKNOWN; Overloaded, which the Muster CQL
+ * proxy answers when a forwarded request's answer is late; the driver's own read timeout; the
  * connection lost after the request was written; or a NoHostAvailableError with such an attempt): it
  * may or may not have been applied, and Cassandra may still complete it. Read back at SERIAL (or LOCAL_SERIAL) consistency, e.g. `fence.readToken()` or your own
  * read with that consistency: a serial read finishes any Paxos round in progress, so what it sees is

@@ -107,8 +107,8 @@ describe('CassandraFence error reporting', () => {
     expect(errors.map((e) => e instanceof FenceOutcomeUnknownError)).toEqual([true, true]);
   });
 
-  it('errors that mean Cassandra applied nothing (Unavailable, a read timeout of the Paxos read, Overloaded) are passed through as the driver reported them', async () => {
-    for (const code of [0x1000, 0x1200, 0x1001]) {
+  it('errors that mean Cassandra applied nothing (Unavailable, a read timeout of the Paxos read, IsBootstrapping) are passed through as the driver reported them', async () => {
+    for (const code of [0x1000, 0x1200, 0x1002]) {
       const driverError = new ResponseError(code, `server error ${code}`);
       expect(await failWith(driverError)).toBe(driverError);
     }
