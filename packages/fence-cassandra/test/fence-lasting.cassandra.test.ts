@@ -3,6 +3,7 @@
 // a plain failure the caller would take for "not applied".
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import cassandra from 'cassandra-driver';
+import { eventually } from '@muster/core/testing';
 import { CassandraFence, FenceOutcomeUnknownError, StaleTokenError } from '@muster/fence-cassandra';
 import { testServer } from '../../../scripts/testenv/state.mjs';
 import { startTcpProxy } from '../../../scripts/testenv/tcp-proxy.mjs';
@@ -10,16 +11,6 @@ import { createKeyspace, createTaskTable, dropTaskTables, keyspace, readState } 
 
 const backend = testServer<{ contactPoints: string[]; localDataCenter: string }>('cassandra');
 const TIMEOUT = 120_000;
-
-async function until<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${String(value)})`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const setState = (table: string, id: string, value: string) => ({
   query: `UPDATE ${keyspace}.${table} SET state = ? WHERE scheduler = ? AND id = ?`,
@@ -70,10 +61,10 @@ const setState = (table: string, id: string, value: string) => ({
         expect(await ttls()).toMatchObject({ fence: null, data: expect.any(Number) }); // the caller's statement keeps the table's TTL
       }
 
-      await until(
+      await eventually(
         'the row to expire',
-        () => readState(client, table, 's1', 'task-1'),
-        (state) => state === undefined,
+        async () => ((await readState(client, table, 's1', 'task-1')) === undefined ? true : undefined),
+        30_000,
       );
       expect(await fence.readToken(['s1'])).toBe(5n);
       await expect(fence.write({ name: 'l', token: 3n }, ['s1'], [setState(table, 'task-2', 'stale')])).rejects.toBeInstanceOf(
@@ -124,11 +115,7 @@ const setState = (table: string, id: string, value: string) => ({
         relay.setDelay({ downstream: 600_000 }); // Cassandra's answers stop reaching the client
         const write6 = fence.write({ name: 'l', token: 6n }, ['s1'], [setState(table, 'task-1', 'v6')]).catch((e: unknown) => e);
         const direct = new CassandraFence(client, { keyspace, table, partitionKey: ['scheduler'] });
-        await until(
-          'token 6 to be applied',
-          () => direct.readToken(['s1']),
-          (token) => token === 6n,
-        );
+        await eventually('token 6 to be applied', async () => ((await direct.readToken(['s1'])) === 6n ? true : undefined), 30_000);
         relay.dropConnections();
 
         const error = await write6;
