@@ -4,6 +4,7 @@ import { quoteName } from './cql-names.js';
 import { FenceOutcomeUnknownError, StaleTokenError } from './errors.js';
 import { ensureFenceColumn } from './fence-schema.js';
 import { decodeFenceToken, encodeFenceToken } from './fence-token.js';
+import { isOutcomeUnknown } from './outcome-unknown.js';
 
 export interface CassandraFenceOptions {
   readonly keyspace: string;
@@ -34,8 +35,6 @@ export type FenceLease = Pick<Lease, 'name' | 'token'>;
 // Native protocol consistency codes (the driver's types.consistencies), so nothing here loads the driver.
 const QUORUM = 0x0004;
 const SERIAL = 0x0008;
-const WRITE_TIMEOUT = 0x1100;
-const CAS_WRITE_UNKNOWN = 0x1700;
 const INVALID = 0x2200;
 
 /**
@@ -72,6 +71,8 @@ export class CassandraFence {
    * Adds the fence column if the table lacks it (`ALTER TABLE … ADD fence bigint static`; a regular
    * column when the table has no clustering columns, where a partition is one row), and checks that
    * `partitionKey` is the table's partition key. Safe to call from several processes at once.
+   * Warns (MusterWarning MUSTER_FENCE_TABLE_TTL) on a table with a default TTL: the fence itself is
+   * written with TTL 0, but each fenced partition keeps a fence-only row after its data expires.
    */
   async ensureSchema(): Promise<void> {
     await ensureFenceColumn(this.#client, { ...this.#options, fenceColumn: this.#options.fenceColumn ?? 'fence' });
@@ -81,23 +82,26 @@ export class CassandraFence {
    * Applies `statements` (all on the partition `partitionKeyValues` of this table; none may carry
    * its own IF condition or USING TIMESTAMP) together with the fence check, or none of them.
    * Resolves once applied; rejects with StaleTokenError when a newer token has written to the
-   * partition, FenceOutcomeUnknownError when the transaction timed out (it may have been applied),
-   * InvalidArgumentError when Cassandra refuses the batch itself (e.g. a statement on another
-   * partition), or the driver's error otherwise. An empty `statements` just advances the fence.
+   * partition, FenceOutcomeUnknownError when the batch was sent but its outcome was lost (a timeout,
+   * a dropped connection: it may have been applied), InvalidArgumentError when Cassandra refuses the
+   * batch itself (e.g. a statement on another partition) or the token does not fit a CQL bigint, or
+   * the driver's error otherwise (nothing was applied). An empty `statements` just advances the fence.
    */
   async write(lease: FenceLease, partitionKeyValues: readonly unknown[], statements: readonly FencedStatement[]): Promise<void> {
     this.#checkPartition(partitionKeyValues);
     const token = encodeFenceToken(lease.token);
     // Most writes find a fence; the first one to a partition finds null, which `<=` does not match.
     let firstWrite = false;
+    // USING TTL 0 (this statement only): a fence that inherited the table's default_time_to_live would
+    // expire, and the next write, a stale holder's included, would be a first write again.
     for (let attempt = 0; attempt < 3; attempt++) {
       const check = firstWrite
         ? {
-            query: `UPDATE ${this.#table} SET ${this.#fence} = ? WHERE ${this.#where} IF ${this.#fence} = null`,
+            query: `UPDATE ${this.#table} USING TTL 0 SET ${this.#fence} = ? WHERE ${this.#where} IF ${this.#fence} = null`,
             params: [token, ...partitionKeyValues],
           }
         : {
-            query: `UPDATE ${this.#table} SET ${this.#fence} = ? WHERE ${this.#where} IF ${this.#fence} <= ?`,
+            query: `UPDATE ${this.#table} USING TTL 0 SET ${this.#fence} = ? WHERE ${this.#where} IF ${this.#fence} <= ?`,
             params: [token, ...partitionKeyValues, token],
           };
       const result = await this.#batch(lease, partitionKeyValues, [...statements, check]);
@@ -148,11 +152,10 @@ export class CassandraFence {
         serialConsistency: this.#options.serialConsistency ?? SERIAL,
       });
     } catch (error) {
-      const { code, writeType, name } = (error ?? {}) as { code?: number; writeType?: string; name?: string };
-      if ((code === WRITE_TIMEOUT && writeType === 'CAS') || code === CAS_WRITE_UNKNOWN || name === 'OperationTimedOutError') {
+      if (isOutcomeUnknown(error)) {
         throw new FenceOutcomeUnknownError(lease.name, this.#name(), partition, lease.token, error);
       }
-      if (code === INVALID) {
+      if ((error as { code?: number } | undefined)?.code === INVALID) {
         const wrapped = new InvalidArgumentError(
           `CassandraFence.write to ${this.#name()}: Cassandra refused the batch: ${(error as Error).message}; every statement must write partition ` +
             `(${this.#options.partitionKey.join(', ')}) of that table, without IF or USING TIMESTAMP`,

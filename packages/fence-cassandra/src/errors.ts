@@ -30,9 +30,11 @@ export class StaleTokenError extends CoreStaleTokenError {
 }
 
 /**
- * The lightweight transaction timed out (Cassandra's WriteTimeout with writeType CAS, CAS_WRITE_UNKNOWN,
- * or the driver's own read timeout): it may or may not have been applied, and Cassandra may still
- * complete it. Read back at SERIAL (or LOCAL_SERIAL) consistency, e.g. `fence.readToken()` or your own
+ * The batch was sent but its outcome never came back (Cassandra's WriteTimeout or WriteFailure, of
+ * writeType CAS or, in the commit phase, SIMPLE; CAS_WRITE_UNKNOWN; Overloaded, which the Muster CQL
+ * proxy answers when a forwarded request's answer is late; the driver's own read timeout; the
+ * connection lost after the request was written; or a NoHostAvailableError with such an attempt): it
+ * may or may not have been applied, and Cassandra may still complete it. Read back at SERIAL (or LOCAL_SERIAL) consistency, e.g. `fence.readToken()` or your own
  * read with that consistency: a serial read finishes any Paxos round in progress, so what it sees is
  * final. Retrying the same idempotent writes with the same lease is safe (an equal token is accepted).
  * `cause` is the driver's error. Code `MUSTER_TIMEOUT`.
@@ -45,8 +47,8 @@ export class FenceOutcomeUnknownError extends TimeoutError {
 
   constructor(lockName: string, table: string, partition: readonly unknown[], writerToken: bigint, cause: unknown) {
     super(
-      `the fenced write of lock '${lockName}' (token ${writerToken}) to ${table} partition ${describe(partition)} timed out ` +
-        `and may or may not have been applied (${(cause as Error)?.message ?? String(cause)}); ` +
+      `the fenced write of lock '${lockName}' (token ${writerToken}) to ${table} partition ${describe(partition)} was sent but its outcome was lost, ` +
+        `so it may or may not have been applied (${(cause as Error)?.message ?? String(cause)}); ` +
         `read the partition back at SERIAL consistency before deciding, or retry the same idempotent write with the same lease`,
       { cause },
     );

@@ -39,6 +39,7 @@ export async function ensureFenceColumn(client: Client, target: SchemaTarget): P
       `CassandraFence: partitionKey (${target.partitionKey.join(', ')}) is not the partition key of ${name}, which is (${partitionKey.join(', ')}); pass that`,
     );
   }
+  await warnOfDefaultTtl(client, target, name);
   const wantStatic = columns.some((c) => c.kind === 'clustering');
   const existing = columns.find((c) => c.column_name === target.fenceColumn);
   if (existing) return checkExisting(name, target.fenceColumn, existing, wantStatic);
@@ -59,6 +60,28 @@ function checkExisting(table: string, column: string, row: ColumnRow, wantStatic
     throw new InvalidArgumentError(
       `CassandraFence: column ${column} of ${table} is a ${row.kind} ${row.type}, but the fence needs a ${kind} bigint; ` +
         `choose another fenceColumn, or drop that column`,
+    );
+  }
+}
+
+/**
+ * A table default TTL is accepted, not refused: the fence is written `USING TTL 0`, so it outlives
+ * the data, and data that expires is a legitimate design. But the user should know that each fenced
+ * partition then keeps its fence (a row of nulls in reads) after its rows expire, for good.
+ */
+async function warnOfDefaultTtl(client: Client, target: SchemaTarget, name: string): Promise<void> {
+  const result = await client.execute(
+    'SELECT default_time_to_live FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?',
+    [target.keyspace, target.table],
+    { prepare: true },
+  );
+  const ttl = Number(result.rows[0]?.['default_time_to_live'] ?? 0);
+  if (ttl > 0) {
+    process.emitWarning(
+      `CassandraFence: table ${name} has default_time_to_live = ${ttl} s; the fence is written with USING TTL 0 and does not expire, ` +
+        `so each fenced partition keeps its fence (a row with null columns in reads) after its rows expire; ` +
+        `deleting the partition would delete the fence too (see the README)`,
+      { type: 'MusterWarning', code: 'MUSTER_FENCE_TABLE_TTL' },
     );
   }
 }

@@ -5,14 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import cassandra from 'cassandra-driver';
 import pino from 'pino';
 import { startProxy, type ProxyHandle } from '@muster/cql-proxy';
-import { StaleTokenError } from '@muster/fence-cassandra';
+import { CassandraFence, FenceOutcomeUnknownError, StaleTokenError } from '@muster/fence-cassandra';
 import { testServer } from '../../../scripts/testenv/state.mjs';
+import { startTcpProxy } from '../../../scripts/testenv/tcp-proxy.mjs';
 import {
   createKeyspace,
   createTaskTable,
   dropTaskTables,
   fencedWriter,
   plainWriter,
+  keyspace,
   readState,
   staleHolderScenario,
 } from './fence-scenarios.js';
@@ -63,6 +65,56 @@ const TIMEOUT = 300_000;
       await write(b, 's1', 'task-1', 'b-again');
       expect(await readState(client, table, 's1', 'task-1')).toBe('b-again');
       expect(await fence.readToken(['s1'])).toBe(11n);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a batch the proxy forwarded but got no answer for within its requestTimeout (it answers Overloaded) is FenceOutcomeUnknownError: Cassandra applied it',
+    async () => {
+      const [host, port] = backend!.contactPoints[0]!.split(':');
+      const relay = await startTcpProxy({ target: { host: host!, port: Number(port ?? 9042) } });
+      const slow = await startProxy(
+        {
+          discovery: { adapter: 'static', options: { members: [{ id: 'fence-1', address: '127.0.0.1', port: 1 }], self: 'fence-1' } },
+          proxy: {
+            listen: { port: 0 },
+            http: { port: 0 },
+            // Its backend requests time out long before it would call the node sick and close the client's connection.
+            backend: { contactPoints: [relay.address], requestTimeout: 500, probeInterval: 60_000, probeTimeout: 60_000 },
+          },
+        },
+        { logger: pino({ level: 'silent' }) },
+      );
+      const viaSlow = new cassandra.Client({
+        contactPoints: [`127.0.0.1:${slow.port}`],
+        localDataCenter: backend!.localDataCenter,
+        protocolOptions: { port: slow.port },
+        socketOptions: { readTimeout: 60_000 },
+      });
+      try {
+        await viaSlow.connect();
+        const table = await createTaskTable(client);
+        const options = { keyspace, table, partitionKey: ['scheduler'] };
+        const fence = new CassandraFence(viaSlow, options);
+        await fence.ensureSchema();
+        const set = (value: string) => [
+          { query: `UPDATE ${keyspace}.${table} SET state = ? WHERE scheduler = ? AND id = ?`, params: [value, 's1', 'task-1'] },
+        ];
+        await fence.write({ name: 'l', token: 5n }, ['s1'], set('v5'));
+
+        relay.setDelay({ downstream: 600_000 }); // Cassandra's answers stop reaching the proxy
+        const error = await fence.write({ name: 'l', token: 6n }, ['s1'], set('v6')).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(FenceOutcomeUnknownError);
+        expect((error as FenceOutcomeUnknownError).cause).toMatchObject({ code: 0x1001 });
+        // Read through the direct connection at SERIAL: the batch was applied.
+        expect(await new CassandraFence(client, options).readToken(['s1'])).toBe(6n);
+        expect(await readState(client, table, 's1', 'task-1')).toBe('v6');
+      } finally {
+        await viaSlow.shutdown();
+        await slow.close();
+        await relay.close();
+      }
     },
     TIMEOUT,
   );
