@@ -7,7 +7,7 @@ import { eventually } from '@muster/core/testing';
 import { CassandraFence, FenceOutcomeUnknownError, StaleTokenError } from '@muster/fence-cassandra';
 import { testServer } from '../../../scripts/testenv/state.mjs';
 import { startTcpProxy } from '../../../scripts/testenv/tcp-proxy.mjs';
-import { createKeyspace, createTaskTable, dropTaskTables, keyspace, readState } from './fence-scenarios.js';
+import { closeTaskClient, connectTaskClient, createTaskTable, keyspace, readState } from './fence-scenarios.js';
 
 const backend = testServer<{ contactPoints: string[]; localDataCenter: string }>('cassandra');
 const TIMEOUT = 120_000;
@@ -21,19 +21,10 @@ const setState = (table: string, id: string, value: string) => ({
   let client: cassandra.Client;
 
   beforeAll(async () => {
-    client = new cassandra.Client({
-      contactPoints: backend!.contactPoints,
-      localDataCenter: backend!.localDataCenter,
-      socketOptions: { readTimeout: 60_000 },
-    });
-    await client.connect();
-    await createKeyspace(client);
+    client = await connectTaskClient({ contactPoints: backend!.contactPoints, localDataCenter: backend!.localDataCenter });
   }, TIMEOUT);
 
-  afterAll(async () => {
-    if (client) await dropTaskTables(client);
-    await client?.shutdown();
-  }, TIMEOUT);
+  afterAll(() => closeTaskClient(client), TIMEOUT);
 
   it(
     'on a table with default_time_to_live the fence never expires (the data keeps its TTL), so a stale write stays refused; ensureSchema warns',

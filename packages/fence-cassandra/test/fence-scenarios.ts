@@ -2,7 +2,7 @@
 // through a Muster CQL proxy in front of it. Each scenario takes a `Writer`: the fence, or (the
 // control) plain batches of the same statements, which must let the stale write through.
 import type { Lease } from '@muster/core';
-import type { Client } from 'cassandra-driver';
+import cassandra, { type Client, type ClientOptions } from 'cassandra-driver';
 import { CassandraFence, type FencedStatement } from '@muster/fence-cassandra';
 
 export type FenceLease = Pick<Lease, 'name' | 'token'>;
@@ -14,6 +14,20 @@ export const keyspace = 'muster_fence_test';
 
 export async function createKeyspace(client: Client): Promise<void> {
   await client.execute(`CREATE KEYSPACE IF NOT EXISTS ${keyspace} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`);
+}
+
+/** A connected client with the test keyspace in place (slow DDL on a loaded machine: long reads). */
+export async function connectTaskClient(options: ClientOptions): Promise<Client> {
+  const client = new cassandra.Client({ socketOptions: { readTimeout: 90_000 }, ...options });
+  await client.connect();
+  await createKeyspace(client);
+  return client;
+}
+
+/** Drops what the run created and shuts the client down. */
+export async function closeTaskClient(client: Client | undefined): Promise<void> {
+  if (client) await dropTaskTables(client);
+  await client?.shutdown();
 }
 
 const created: string[] = [];

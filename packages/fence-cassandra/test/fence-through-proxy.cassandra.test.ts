@@ -9,9 +9,9 @@ import { CassandraFence, FenceOutcomeUnknownError, StaleTokenError } from '@must
 import { testServer } from '../../../scripts/testenv/state.mjs';
 import { startTcpProxy } from '../../../scripts/testenv/tcp-proxy.mjs';
 import {
-  createKeyspace,
+  closeTaskClient,
+  connectTaskClient,
   createTaskTable,
-  dropTaskTables,
   fencedWriter,
   plainWriter,
   keyspace,
@@ -35,19 +35,15 @@ const TIMEOUT = 300_000;
       },
       { logger: pino({ level: 'warn' }) },
     );
-    client = new cassandra.Client({
+    client = await connectTaskClient({
       contactPoints: [`127.0.0.1:${proxy.port}`],
       localDataCenter: backend!.localDataCenter,
-      socketOptions: { readTimeout: 90_000 },
       protocolOptions: { port: proxy.port },
     });
-    await client.connect();
-    await createKeyspace(client);
   }, TIMEOUT);
 
   afterAll(async () => {
-    if (client) await dropTaskTables(client);
-    await client?.shutdown();
+    await closeTaskClient(client);
     await proxy?.close();
   }, TIMEOUT);
 

@@ -6,9 +6,9 @@ import { createMuster, InvalidArgumentError, MusterError, StaleTokenError as Cor
 import { CassandraFence, StaleTokenError } from '@muster/fence-cassandra';
 import { testServer } from '../../../scripts/testenv/state.mjs';
 import {
-  createKeyspace,
+  closeTaskClient,
+  connectTaskClient,
   createTaskTable,
-  dropTaskTables,
   fencedWriter,
   keyspace,
   plainWriter,
@@ -37,19 +37,10 @@ function seeded(seed: number): () => number {
   let client: cassandra.Client;
 
   beforeAll(async () => {
-    client = new cassandra.Client({
-      contactPoints: backend!.contactPoints,
-      localDataCenter: backend!.localDataCenter,
-      socketOptions: { readTimeout: 90_000 },
-    });
-    await client.connect();
-    await createKeyspace(client);
+    client = await connectTaskClient({ contactPoints: backend!.contactPoints, localDataCenter: backend!.localDataCenter });
   }, TIMEOUT);
 
-  afterAll(async () => {
-    if (client) await dropTaskTables(client);
-    await client?.shutdown();
-  }, TIMEOUT);
+  afterAll(() => closeTaskClient(client), TIMEOUT);
 
   it(
     'refuses the write of a holder whose lock has since been taken (real leases), with both tokens; the data stays the newer holder’s',
