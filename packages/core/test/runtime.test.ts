@@ -189,7 +189,7 @@ describe('adapter resolution', () => {
     expect((error as Error).message).toMatch(/package muster-adapter-nonexistent is not installed.*static, kubernetes, consul/);
   });
 
-  it('a package in the node_modules of the config folder wins, and an ESM-only one (exports with import only) is found', async () => {
+  it('a package found only in the node_modules of the config folder (or above it) is loaded, an ESM-only one (exports with import only) too; the built-ins beside Muster come first', async () => {
     const app = join(dir, 'esm-app');
     const adapterModule = (name: string) =>
       `export default { [Symbol.for('muster.adapter')]: true, name: '${name}', provides: ['lock'], options: { parse: (v) => v ?? {}, jsonSchema: () => ({}) }, lock: () => ({ close: async () => {} }) };\n`;
@@ -204,7 +204,8 @@ describe('adapter resolution', () => {
     };
     install('muster-adapter-esm-only', 'esm-only');
     install('@muster/adapter-static', 'the-app-s-own-static');
-    const config = join(app, 'muster.yaml');
+    mkdirSync(join(app, 'config'));
+    const config = join(app, 'config', 'muster.yaml'); // node_modules is one folder up
     writeFileSync(config, 'lock: { adapter: muster-adapter-esm-only }\n');
     const esm = await createMuster(config);
     opened.push(esm);
@@ -212,7 +213,7 @@ describe('adapter resolution', () => {
     writeFileSync(config, 'lock: { adapter: static }\n');
     const own = await createMuster(config);
     opened.push(own);
-    expect(own.adapters).toEqual({ lock: 'the-app-s-own-static' });
+    expect(own.adapters).toEqual({ lock: 'static' }); // beside Muster: the one built for this core
   });
 
   it('a relative file: URL names a file beside the config; a config URL that is not file: is a ConfigError', async () => {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AdapterInvalidError, AdapterLoadError, AdapterNotFoundError } from '../errors.js';
@@ -22,9 +22,10 @@ function notInstalled(specifier: string, pkg: string, cause: unknown): AdapterNo
 }
 
 /**
- * Imports the adapter a config names: a built-in name, an npm package (resolved from the
- * config's folder first, so an application's own dependencies win, then beside Muster), or a file
- * path relative to the config. Nothing else is imported.
+ * Imports the adapter a config names: a built-in name, an npm package (resolved beside Muster
+ * first, where its own adapters match its core, then from the config's folder up, so an
+ * application's own dependencies are found), or a file path relative to the config. Nothing else
+ * is imported.
  */
 export async function importAdapter(specifier: string, baseDir: string): Promise<DefinedAdapter> {
   const pkg = builtinAdapters[specifier] ?? specifier;
@@ -43,10 +44,15 @@ export async function importAdapter(specifier: string, baseDir: string): Promise
         `adapter '${specifier}' is neither a built-in (${Object.keys(builtinAdapters).join(', ')}), an npm package name, nor a path starting with ./`,
       );
     }
-    // The application's own node_modules first (beside its config), then Muster's.
-    const local = resolveFrom(pkg, baseDir);
-    if (local) where = local;
-    module = await load(specifier, local ?? pkg, pkg);
+    try {
+      module = await load(specifier, pkg, pkg);
+    } catch (error) {
+      // Not beside Muster (whose own adapters match its core): look in the node_modules of the config's folder and up.
+      const local = AdapterNotFoundError.is(error, 'MUSTER_ADAPTER_NOT_FOUND') ? resolveFrom(pkg, baseDir) : undefined;
+      if (!local) throw error;
+      where = local;
+      module = await load(specifier, local, pkg);
+    }
   }
   const definition = module.default;
   if (!isAdapter(definition)) {
@@ -89,9 +95,18 @@ function resolveFrom(pkg: string, baseDir: string): string | undefined {
     if (manifest) {
       const target =
         manifest.exports !== undefined ? exported(manifest.exports, subpath) : subpath === '.' ? (manifest.main ?? 'index.js') : subpath;
-      return target === undefined ? undefined : pathToFileURL(join(root, target)).href;
+      // The real path, as Node's own resolution gives it: one module instance however it is reached (workspace symlinks).
+      return target === undefined ? undefined : pathToFileURL(realpathOr(join(root, target))).href;
     }
     if (dirname(dir) === dir) return undefined;
+  }
+}
+
+function realpathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path; // missing: the import says so, naming this path
   }
 }
 
