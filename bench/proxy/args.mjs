@@ -8,8 +8,10 @@ The same gocql load against Cassandra direct, the Muster proxy and datastax/cql-
   --nodes 1|3               testenv server: cassandra (1) or cassandra3 (3; keyspace RF 1)      [1]
   --mode saturation|rate|both                                                                   [both]
   --ops read,write          operations, each measured in a phase of its own                     [read,write]
-  --targets direct,muster,cql-proxy[,direct-rr]                                    [direct,muster,cql-proxy]
-                            direct-rr: Cassandra with the driver's token awareness off
+  --targets direct,muster,cql-proxy[,direct-rr][,muster-base]                      [direct,muster,cql-proxy]
+                            direct-rr: Cassandra with the driver's token awareness off;
+                            muster-base: the proxy of the checkout --base names (A/B in one run)
+  --base DIR                a built checkout (e.g. a git worktree of an older commit) for muster-base
   --concurrency N           requests in flight in saturation mode                               [32]
   --rate R|auto             requests per second in rate mode; auto: --headroom × the knee found
                             by a sweep of direct (the highest rate whose p99 stays near idle's)  [auto]
@@ -86,6 +88,7 @@ export function parseBenchArgs(argv, env = process.env) {
       'no-pin': { type: 'boolean', default: false },
       nice: { type: 'string', default: '0' },
       'loop-delay': { type: 'boolean', default: false },
+      base: { type: 'string' },
       'no-hop': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -93,12 +96,14 @@ export function parseBenchArgs(argv, env = process.env) {
   const mode = choice('mode', values.mode, ['saturation', 'rate', 'both']);
   const nodes = Number(choice('nodes', values.nodes, ['1', '3']));
   const seedText = values.seed ?? env.BENCH_SEED;
+  if (values.targets.split(',').includes('muster-base') && !values.base)
+    throw new Error('--targets muster-base needs --base DIR (a built checkout)');
   return {
     help: values.help,
     nodes,
     modes: mode === 'both' ? ['saturation', 'rate'] : [mode],
     ops: list('ops', values.ops, ['read', 'write']),
-    targets: list('targets', values.targets, ['direct', 'muster', 'cql-proxy', 'direct-rr']),
+    targets: list('targets', values.targets, ['direct', 'muster', 'cql-proxy', 'direct-rr', 'muster-base']),
     concurrency: number('concurrency', values.concurrency, { min: 1, integer: true }),
     // A fixed rate near the backend's saturation measures its queueing, not what a proxy adds: by
     // default the rate is found (knee.mjs), with headroom.
@@ -114,6 +119,7 @@ export function parseBenchArgs(argv, env = process.env) {
     pin: values['no-pin'] ? 'off' : choice('pin', values.pin, ['split', 'spread', 'own', 'off']),
     nice: number('nice', values.nice, { min: -20, max: 19, integer: true }),
     loopDelay: values['loop-delay'],
+    base: values.base,
     hop: !values['no-hop'],
   };
 }

@@ -105,6 +105,10 @@ try {
   for (const name of options.targets) {
     if (name === 'direct' || name === 'direct-rr') targets.push(directTarget(cassandra, name));
     if (name === 'muster') targets.push(await startMuster(cassandra, pinning.proxy, { loopDelay: options.loopDelay, nice: options.nice }));
+    if (name === 'muster-base') {
+      const base = { loopDelay: options.loopDelay, nice: options.nice, checkout: options.base, name };
+      targets.push(await startMuster(cassandra, pinning.proxy, base));
+    }
     if (name === 'cql-proxy') targets.push(await startCqlProxy(cqlProxyBin, cassandra, pinning.proxy, options.nice));
   }
   const echo = options.modes.includes('rate') && options.hop ? await startEcho(bin, pinning.proxy, options.nice) : undefined;

@@ -63,13 +63,20 @@ function loopProbe(child) {
 }
 
 /**
- * The Muster proxy (dist/ of this checkout), one instance with static membership; with
+ * The Muster proxy (dist/ of this checkout, or of `checkout`), one instance with static membership; with
  * `loopDelay` it carries the event-loop probe (target.probe).
  */
 export async function startMuster(
   cassandra,
   cpus,
-  { nodeArgs = process.env.PROXY_NODE_ARGS ?? '', env = process.env, loopDelay = false, nice = 0 } = {},
+  {
+    nodeArgs = process.env.PROXY_NODE_ARGS ?? '',
+    env = process.env,
+    loopDelay = false,
+    nice = 0,
+    checkout = join(here, '../..'),
+    name = 'muster',
+  } = {},
 ) {
   const [port, http] = [await freePort(), await freePort()];
   const dir = mkdtempSync(join(tmpdir(), 'muster-bench-proxy-'));
@@ -90,7 +97,7 @@ proxy:
   // PROXY_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the proxy under this load.
   const flags = nodeArgs.split(' ').filter(Boolean);
   if (loopDelay) flags.push('--require', join(here, 'loop-probe.cjs'));
-  const cli = join(here, '../../packages/cql-proxy/dist/cli.js');
+  const cli = join(checkout, 'packages/cql-proxy/dist/cli.js');
   const [cmd, ...args] = pinnedCommand([process.execPath, ...flags, cli, '--config', config], cpus, nice);
   // taskset execs node in place, so the IPC channel's descriptor reaches the proxy.
   const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit', ...(loopDelay ? ['ipc'] : [])], env });
@@ -102,7 +109,7 @@ proxy:
   await until('muster-cql-proxy', ready, child);
   const stop = stopper(child);
   return {
-    name: 'muster',
+    name,
     hosts: [`127.0.0.1:${port}`],
     pid: child.pid,
     listenPort: port,

@@ -58,7 +58,8 @@ describe('bench/proxy command line', () => {
   it.each([
     [['--nodes', '2'], '--nodes: expected 1 | 3, got "2"'],
     [['--mode', 'fast'], '--mode: expected saturation | rate | both'],
-    [['--targets', 'direct,zdm'], '--targets: expected direct | muster | cql-proxy | direct-rr, got "zdm"'],
+    [['--targets', 'direct,zdm'], '--targets: expected direct | muster | cql-proxy | direct-rr | muster-base, got "zdm"'],
+    [['--targets', 'muster,muster-base'], '--targets muster-base needs --base DIR'],
     [['--concurrency', '0'], '--concurrency: expected an integer ≥ 1, got "0"'],
     [['--seconds', 'ten'], '--seconds: expected a number ≥ 0.1'],
     [['--token-aware', 'yes'], '--token-aware: expected on | off'],
