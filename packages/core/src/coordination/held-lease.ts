@@ -157,19 +157,32 @@ export class HeldLease implements Lease {
 
   async #giveBack(): Promise<void> {
     this.#released ??= Promise.resolve();
-    const limit = Math.max(1000, this.#schedule.renewDeadline);
-    await settleWithin(this.#renewing ?? Promise.resolve(), limit, 'renewal').catch(() => undefined);
+    await this.#renewalSettled();
+    // Unreachable, most likely (why the renewals failed): the lease lapses by its ttl.
+    await this.#releaseAtBackend(`giving back lock '${this.name}'`).catch(() => undefined);
+  }
+
+  /** How long a release may wait for a renewal in flight, and then for the backend. */
+  get #releaseLimit(): number {
+    return Math.max(1000, this.#schedule.renewDeadline);
+  }
+
+  /**
+   * A renewal in flight may carry state the release needs (a new resourceVersion): waits for it,
+   * but not for ever: a backend call that never settles must not hang release() or close().
+   */
+  async #renewalSettled(): Promise<void> {
+    await settleWithin(this.#renewing ?? Promise.resolve(), this.#releaseLimit, 'renewal').catch(() => undefined);
+  }
+
+  /** The backend's release of the current grant, bounded as {@link #renewalSettled} is. */
+  async #releaseAtBackend(what: string): Promise<void> {
+    const limit = this.#releaseLimit;
     const controller = new AbortController();
     try {
-      await settleWithin(
-        this.#deps.backend.release(this.name, this.#grant, { signal: controller.signal }),
-        limit,
-        `giving back lock '${this.name}'`,
-      );
-    } catch {
-      // Unreachable, most likely (why the renewals failed): the lease lapses by its ttl.
+      await settleWithin(this.#deps.backend.release(this.name, this.#grant, { signal: controller.signal }), limit, what);
     } finally {
-      controller.abort();
+      controller.abort(new TimeoutError(`${what} took longer than ${Math.round(limit)} ms`));
     }
   }
 
@@ -261,22 +274,10 @@ export class HeldLease implements Lease {
   async #releaseOnce(): Promise<void> {
     this.#giveUpIfDue();
     const wasLost = this.#lost.signal.aborted;
-    const limit = Math.max(1000, this.#schedule.renewDeadline);
-    // A renewal in flight may carry state the release needs (a new resourceVersion); wait for it,
-    // but not for ever: a backend call that never settles must not hang release() or close().
-    await settleWithin(this.#renewing ?? Promise.resolve(), limit, 'renewal').catch(() => undefined);
+    await this.#renewalSettled();
     this.#lose(new LockLostError(this.name, 'released by its holder'));
     if (wasLost) return;
-    const controller = new AbortController();
-    try {
-      await settleWithin(
-        this.#deps.backend.release(this.name, this.#grant, { signal: controller.signal }),
-        limit,
-        `releasing lock '${this.name}'`,
-      );
-    } finally {
-      controller.abort(new TimeoutError(`releasing lock '${this.name}' took longer than ${Math.round(limit)} ms`));
-    }
+    await this.#releaseAtBackend(`releasing lock '${this.name}'`);
   }
 
   [Symbol.asyncDispose](): Promise<void> {
