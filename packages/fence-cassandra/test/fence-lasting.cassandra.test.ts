@@ -6,8 +6,7 @@ import cassandra from 'cassandra-driver';
 import { eventually } from '@muster/core/testing';
 import { CassandraFence, FenceOutcomeUnknownError, StaleTokenError } from '@muster/fence-cassandra';
 import { testServer } from '../../../scripts/testenv/state.mjs';
-import { startTcpProxy } from '../../../scripts/testenv/tcp-proxy.mjs';
-import { closeTaskClient, connectTaskClient, createTaskTable, keyspace, readState } from './fence-scenarios.js';
+import { closeTaskClient, connectTaskClient, createTaskTable, keyspace, readState, relayTo } from './fence-scenarios.js';
 
 const backend = testServer<{ contactPoints: string[]; localDataCenter: string }>('cassandra');
 const TIMEOUT = 120_000;
@@ -88,8 +87,7 @@ const setState = (table: string, id: string, value: string) => ({
   it(
     'a batch Cassandra applied whose answer is lost with the connection is FenceOutcomeUnknownError, and the serial read finds the token',
     async () => {
-      const [host, port] = backend!.contactPoints[0]!.split(':');
-      const relay = await startTcpProxy({ target: { host: host!, port: Number(port ?? 9042) } });
+      const relay = await relayTo(backend!.contactPoints[0]!);
       const viaRelay = new cassandra.Client({
         contactPoints: [relay.address],
         localDataCenter: backend!.localDataCenter,

@@ -4,6 +4,7 @@
 import type { Lease } from '@muster/core';
 import cassandra, { type Client, type ClientOptions } from 'cassandra-driver';
 import { CassandraFence, type FencedStatement } from '@muster/fence-cassandra';
+import { startTcpProxy } from '../../../scripts/testenv/tcp-proxy.mjs';
 
 export type FenceLease = Pick<Lease, 'name' | 'token'>;
 
@@ -22,6 +23,12 @@ export async function connectTaskClient(options: ClientOptions): Promise<Client>
   await client.connect();
   await createKeyspace(client);
   return client;
+}
+
+/** A TCP relay in front of `contactPoint` (host:port), so a test can hold or cut what passes. */
+export function relayTo(contactPoint: string): ReturnType<typeof startTcpProxy> {
+  const [host, port] = contactPoint.split(':');
+  return startTcpProxy({ target: { host: host!, port: Number(port ?? 9042) } });
 }
 
 /** Drops what the run created and shuts the client down. */

@@ -7,7 +7,6 @@ import pino from 'pino';
 import { startProxy, type ProxyHandle } from '@muster/cql-proxy';
 import { CassandraFence, FenceOutcomeUnknownError, StaleTokenError } from '@muster/fence-cassandra';
 import { testServer } from '../../../scripts/testenv/state.mjs';
-import { startTcpProxy } from '../../../scripts/testenv/tcp-proxy.mjs';
 import {
   closeTaskClient,
   connectTaskClient,
@@ -16,6 +15,7 @@ import {
   plainWriter,
   keyspace,
   readState,
+  relayTo,
   staleHolderScenario,
 } from './fence-scenarios.js';
 
@@ -68,8 +68,7 @@ const TIMEOUT = 300_000;
   it(
     'a batch the proxy forwarded but got no answer for within its requestTimeout (it answers Overloaded) is FenceOutcomeUnknownError: Cassandra applied it',
     async () => {
-      const [host, port] = backend!.contactPoints[0]!.split(':');
-      const relay = await startTcpProxy({ target: { host: host!, port: Number(port ?? 9042) } });
+      const relay = await relayTo(backend!.contactPoints[0]!);
       const slow = await startProxy(
         {
           discovery: { adapter: 'static', options: { members: [{ id: 'fence-1', address: '127.0.0.1', port: 1 }], self: 'fence-1' } },
