@@ -212,10 +212,16 @@ export class LeaseLockBackend implements LockBackend {
    */
   #outcomeUnknown(leaseName: string, basedOn: string | undefined, token: bigint, error: unknown): unknown {
     if (error instanceof KubernetesError && error.status !== undefined && error.status < 500) return error; // refused: not applied
+    if (neverSent(error)) return error;
     const signal = AbortSignal.any([AbortSignal.timeout(giveBackMs), this.#closing.signal]);
     const done: Promise<void> = (async () => {
       while (!signal.aborted) {
-        const current = await this.#client.get<LeaseObject>(leases, leaseName, { signal });
+        // A read that fails (the server still unreachable) is tried again until the watch ends.
+        const current = await this.#client.get<LeaseObject>(leases, leaseName, { signal }).catch((failure: unknown) => {
+          if (signal.aborted) throw failure;
+          return sleep(giveBackPoll, signal).then((): typeof unread => unread);
+        });
+        if (current === unread) continue;
         const version = current?.metadata?.resourceVersion;
         if (current && version !== basedOn) {
           const stored = parseFencingToken(current.metadata?.annotations?.[fencingTokenAnnotation]);
@@ -322,6 +328,16 @@ export class LeaseLockBackend implements LockBackend {
     this.#client.close();
   }
 }
+
+/** A read of the give-back that failed (tried again). */
+const unread = Symbol('unread');
+
+/** Node's codes for a connection that was never made: a request that failed so was never sent. */
+const notConnected = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const neverSent = (error: unknown): boolean => {
+  const code = ((error as { cause?: { code?: unknown } })?.cause ?? (error as { code?: unknown }))?.code;
+  return typeof code === 'string' && notConnected.has(code);
+};
 
 /** How long an acquire whose answer was lost is watched for having been applied (#outcomeUnknown), and how often. */
 const giveBackMs = 5000;

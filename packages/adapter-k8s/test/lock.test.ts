@@ -2,7 +2,8 @@
 // conformance kit does not force (a metadata-only write between renewals, a takeover seen on
 // renew, a deleted or recreated Lease, release after someone else took over, foreign spec fields),
 // and the fencing token across deletion and client-go holders, on injected wall clocks.
-import { describe, expect, test } from '@jest/globals';
+import { describe, expect, jest, test } from '@jest/globals';
+import { eventually } from '@muster/core/testing';
 import { KubernetesError, leases, type KubeClient } from '../src/client.js';
 import type { LeaseObject } from '../src/lease-record.js';
 import { fencingTokenAnnotation } from '../src/lease-record.js';
@@ -174,6 +175,47 @@ describe('LeaseLockBackend', () => {
     expect(stamps()).toEqual([wallStamp, wallStamp]);
     await me.release('job', grant, { signal: signal() });
     expect(stamps()).toEqual([wallStamp, wallStamp]);
+  });
+
+  test('an API server that cannot be reached: an acquire that never connected starts no give-back; a read that fails while giving back is tried again, without a warning', async () => {
+    const refused = () =>
+      new KubernetesError('get', 'leases', 'cannot reach the API server (ECONNREFUSED)', {
+        cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      });
+    const warnings = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      // The server goes away between the acquire's read and its write.
+      const api = new FakeLeases();
+      let up = true;
+      let readsWhileDown = 0;
+      const down = {
+        ...api.client,
+        get: async (r: unknown, name: string) => (up ? api.client.get(r as never, name) : (readsWhileDown++, Promise.reject(refused()))),
+        create: async () => {
+          up = false;
+          throw refused();
+        },
+      } as unknown as KubeClient;
+      const me = new LeaseLockBackend({ client: down, holder: 'me' });
+      await expect(me.tryAcquire('job', call())).rejects.toThrow('ECONNREFUSED');
+      await me.close();
+      expect(readsWhileDown).toBe(0); // nothing was sent, so nothing is watched for
+      // The write landed, its answer was lost, and the first read of the give-back fails: the next one releases.
+      const flaky = new FakeLeases();
+      let reads = 0;
+      const client = {
+        ...flaky.client,
+        get: async (r: unknown, name: string) => (++reads === 2 ? Promise.reject(refused()) : flaky.client.get(r as never, name)),
+      } as unknown as KubeClient;
+      const again = new LeaseLockBackend({ client, holder: 'me' });
+      flaky.loseNextAnswer = true;
+      await expect(again.tryAcquire('job', call())).rejects.toThrow('aborted');
+      await eventually('the Lease to be given back', async () => flaky.objects.get('job')?.spec?.holderIdentity === '' || undefined, 5000);
+      await again.close();
+      expect(warnings).not.toHaveBeenCalled();
+    } finally {
+      warnings.mockRestore();
+    }
   });
 
   test('an acquire write whose answer is lost (abort, cut connection) gives the Lease back if it landed; a write of another is left alone', async () => {
